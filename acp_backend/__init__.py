@@ -1,0 +1,1 @@
+"""The reference ACP backend: in-process facade, SQLite store, HTTP server."""

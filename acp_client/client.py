@@ -1,0 +1,232 @@
+"""``AcpClient``: one typed async method per ACP operation, plus events."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import AsyncIterator
+from typing import TypeVar
+
+from pydantic import BaseModel, ValidationError
+
+from acp_client.errors import MethodNotFound, ServerFault, VersionMismatch
+from acp_client.events import Event, StreamReset, UnknownEvent, parse_event
+from acp_client.models import ContextInfo, Plan, PlanPreview, PlanState, Resource
+from acp_client.operations import (
+    OPERATIONS,
+    PROTOCOL_VERSION,
+    ContextInspectParams,
+    InitializeParams,
+    InitializeResult,
+    Params,
+    PlanApplyParams,
+    PlanExecuteParams,
+    PlanListParams,
+    PlanListResult,
+    PlanRef,
+    ResourceListParams,
+    ResourceListResult,
+    ResourceRegisterParams,
+    ResourceResolveParams,
+    ResourceResolveResult,
+    ResourceUnregisterParams,
+    ValidationCancelParams,
+    ValidationCancelResult,
+    ValidationListParams,
+    ValidationListResult,
+    ValidationListResultsParams,
+    ValidationListResultsResult,
+    ValidationRunParams,
+    ValidationRunResult,
+    alias_for,
+    version_compatible,
+)
+from acp_client.transport import Transport
+
+log = logging.getLogger(__name__)
+
+R = TypeVar("R", bound=BaseModel)
+
+
+class AcpClient:
+    """Speaks ACP over any ``Transport``; knows nothing of LSP or storage."""
+
+    def __init__(self, transport: Transport) -> None:
+        self.transport = transport
+        self.server: InitializeResult | None = None
+        # Methods the backend only knows under their A2A name.
+        self._use_alias: set[str] = set()
+
+    @property
+    def description(self) -> str:
+        return self.transport.description
+
+    async def aclose(self) -> None:
+        await self.transport.aclose()
+
+    async def __aenter__(self) -> AcpClient:
+        return self
+
+    async def __aexit__(self, *_: object) -> None:
+        await self.aclose()
+
+    async def _call(self, params: Params, method: str, result_type: type[R]) -> R:
+        assert OPERATIONS[method].params is type(params), method
+        payload = params.model_dump(mode="json", exclude_none=True)
+        wire_method = alias_for(method) if method in self._use_alias else method
+        try:
+            raw = await self.transport.call(wire_method or method, payload)
+        except MethodNotFound:
+            # A deployment that speaks only the A2A names: retry once under that name.
+            alias = alias_for(method)
+            if alias is None or method in self._use_alias:
+                raise
+            raw = await self.transport.call(alias, payload)
+            self._use_alias.add(method)
+        try:
+            return result_type.model_validate(raw)
+        except ValidationError as exc:
+            raise ServerFault(f"malformed {method} result: {exc.errors()[0]['msg']}") from exc
+
+    # --- operations -------------------------------------------------------
+
+    async def initialize(
+        self, client_name: str = "acp-client", client_version: str = ""
+    ) -> InitializeResult:
+        result = await self._call(
+            InitializeParams(client_name=client_name, client_version=client_version),
+            "acp.initialize",
+            InitializeResult,
+        )
+        if not version_compatible(PROTOCOL_VERSION, result.protocol_version):
+            raise VersionMismatch(
+                f"backend speaks ACP {result.protocol_version}, this client {PROTOCOL_VERSION}",
+                remedy="upgrade the older side",
+            )
+        self.server = result
+        return result
+
+    async def resource_list(self) -> tuple[Resource, ...]:
+        result = await self._call(ResourceListParams(), "resource.list", ResourceListResult)
+        return result.resources
+
+    async def resource_register(self, path: str, name: str | None = None) -> Resource:
+        return await self._call(
+            ResourceRegisterParams(path=path, name=name), "resource.register", Resource
+        )
+
+    async def resource_unregister(self, resource: str) -> Resource:
+        return await self._call(
+            ResourceUnregisterParams(resource=resource), "resource.unregister", Resource
+        )
+
+    async def resource_resolve(self, path: str) -> ResourceResolveResult:
+        return await self._call(
+            ResourceResolveParams(path=path), "resource.resolve", ResourceResolveResult
+        )
+
+    async def validation_list(self, resource: str) -> ValidationListResult:
+        return await self._call(
+            ValidationListParams(resource=resource), "validation.list", ValidationListResult
+        )
+
+    async def validation_run(
+        self,
+        resource: str,
+        validations: tuple[str, ...] | None = None,
+        paths: tuple[str, ...] | None = None,
+        plan: str | None = None,
+    ) -> ValidationRunResult:
+        params = ValidationRunParams(
+            resource=resource, validations=validations, paths=paths, plan=plan
+        )
+        return await self._call(params, "validation.run", ValidationRunResult)
+
+    async def validation_cancel(self, run_id: str) -> ValidationCancelResult:
+        return await self._call(
+            ValidationCancelParams(run_id=run_id), "validation.cancel", ValidationCancelResult
+        )
+
+    async def validation_list_results(
+        self,
+        resource: str,
+        plan: str | None = None,
+        after: str | None = None,
+        history: bool = False,
+        limit: int = 200,
+    ) -> ValidationListResultsResult:
+        params = ValidationListResultsParams(
+            resource=resource, plan=plan, after=after, history=history, limit=limit
+        )
+        return await self._call(params, "validation.list_results", ValidationListResultsResult)
+
+    async def plan_list(
+        self, resource: str | None = None, states: tuple[PlanState, ...] | None = None
+    ) -> tuple[Plan, ...]:
+        params = PlanListParams(resource=resource, states=states)
+        return (await self._call(params, "plan.list", PlanListResult)).plans
+
+    async def plan_get(self, plan_id: str) -> Plan:
+        return await self._call(PlanRef(plan_id=plan_id), "plan.get", Plan)
+
+    async def plan_execute(
+        self,
+        resource: str,
+        *,
+        title: str | None = None,
+        description: str = "",
+        validation: str | None = None,
+        paths: tuple[str, ...] | None = None,
+    ) -> Plan:
+        params = PlanExecuteParams(
+            resource=resource,
+            title=title,
+            description=description,
+            validation=validation,
+            paths=paths,
+        )
+        return await self._call(params, "plan.execute", Plan)
+
+    async def plan_preview(self, plan_id: str) -> PlanPreview:
+        return await self._call(PlanRef(plan_id=plan_id), "plan.preview", PlanPreview)
+
+    async def plan_apply(self, plan_id: str, expected_hash: str) -> Plan:
+        params = PlanApplyParams(plan_id=plan_id, expected_hash=expected_hash)
+        return await self._call(params, "plan.apply", Plan)
+
+    async def plan_cancel(self, plan_id: str) -> Plan:
+        return await self._call(PlanRef(plan_id=plan_id), "plan.cancel", Plan)
+
+    async def context_inspect(
+        self, path: str, line: int | None = None, character: int | None = None
+    ) -> ContextInfo:
+        params = ContextInspectParams(path=path, line=line, character=character)
+        return await self._call(params, "context.inspect", ContextInfo)
+
+    # --- events -----------------------------------------------------------
+
+    async def events(self, after: int | None = None) -> AsyncIterator[Event]:
+        """Typed events after ``after``, each delivered once, in id order.
+
+        Unknown methods are skipped (a newer backend); malformed events are
+        logged and skipped. A ``StreamReset`` is passed through: the caller
+        must resync by listing. Transport failures propagate.
+        """
+        last = after
+        async for message in self.transport.events(after):
+            try:
+                event = parse_event(message)
+            except UnknownEvent as exc:
+                log.debug("skipping unknown event %s", exc)
+                continue
+            except ServerFault as exc:
+                log.warning("skipping malformed event: %s", exc)
+                continue
+            if isinstance(event, StreamReset):
+                # Its id is where the stream continues from; older state is lost.
+                last = event.event_id
+                yield event
+                continue
+            if last is not None and event.event_id <= last:
+                continue  # a replay after a reconnect
+            last = event.event_id
+            yield event

@@ -1,0 +1,115 @@
+"""ACP events: JSON-RPC notifications carrying a monotonically increasing id.
+
+On the wire an event is ``{"jsonrpc": "2.0", "method": "validation.result",
+"params": {"event_id": 42, "at": "...", ...}}``. Over SSE the same id is also
+the SSE ``id`` field, so ``Last-Event-ID`` resumes exactly after it.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any, ClassVar, Literal
+
+from pydantic import Field, ValidationError
+
+from acp_client.errors import ServerFault
+from acp_client.models import Model, Plan, Resource, ValidationResult, ValidationSummary
+
+
+class Event(Model):
+    method: ClassVar[str]
+    event_id: int = Field(ge=0)
+    at: datetime
+
+    def to_notification(self) -> dict[str, Any]:
+        return {
+            "jsonrpc": "2.0",
+            "method": self.method,
+            "params": self.model_dump(mode="json"),
+        }
+
+
+class ValidationStarted(Event):
+    method: ClassVar[str] = "validation.started"
+    run_id: str
+    resource_id: str
+    plan_id: str | None = None
+    validations: tuple[str, ...]
+
+
+class ValidationResultEvent(Event):
+    method: ClassVar[str] = "validation.result"
+    result: ValidationResult
+
+
+class ValidationCompleted(Event):
+    method: ClassVar[str] = "validation.completed"
+    run_id: str
+    resource_id: str
+    plan_id: str | None = None
+    summary: ValidationSummary
+
+
+class PlanChanged(Event):
+    method: ClassVar[str] = "plan.changed"
+    plan: Plan
+
+
+class PlanApplied(Event):
+    method: ClassVar[str] = "plan.applied"
+    plan_id: str
+    resource_id: str
+    paths: tuple[str, ...]
+
+
+class ResourceChanged(Event):
+    method: ClassVar[str] = "resource.changed"
+    change: Literal["registered", "updated", "unregistered"]
+    resource: Resource
+
+
+class StreamReset(Event):
+    """The server cannot replay from the id asked for: resync by listing.
+
+    Its ``event_id`` is the id the stream continues after.
+    """
+
+    method: ClassVar[str] = "stream.reset"
+    reason: str
+    oldest_event_id: int | None = None
+
+
+EVENT_TYPES: dict[str, type[Event]] = {
+    cls.method: cls
+    for cls in (
+        ValidationStarted,
+        ValidationResultEvent,
+        ValidationCompleted,
+        PlanChanged,
+        PlanApplied,
+        ResourceChanged,
+        StreamReset,
+    )
+}
+
+
+class UnknownEvent(Exception):
+    """A notification whose method this client does not know (newer backend)."""
+
+
+def parse_event(message: object) -> Event:
+    """Turn a JSON-RPC notification into its typed event.
+
+    Raises ``UnknownEvent`` for a method we do not know (skip it) and
+    ``ServerFault`` for anything malformed (log it and skip it).
+    """
+    if not isinstance(message, dict) or message.get("jsonrpc") != "2.0":
+        raise ServerFault(f"event is not a JSON-RPC 2.0 notification: {message!r:.200}")
+    method = message.get("method")
+    cls = EVENT_TYPES.get(method) if isinstance(method, str) else None
+    if cls is None:
+        raise UnknownEvent(str(method))
+    try:
+        return cls.model_validate(message.get("params"))
+    except ValidationError as exc:
+        raise ServerFault(f"malformed {method} event: {exc.errors()[0]['msg']}") from exc

@@ -1,0 +1,199 @@
+"""Domain objects of the ACP contract: what the backend talks about.
+
+Conventions on the wire:
+- ids are ULID strings; times are ISO-8601 with a timezone;
+- paths inside a resource are POSIX-style and relative to its root;
+- lines are 0-based; characters are offsets in Unicode code points, so each
+  consumer converts to its own unit (LSP: UTF-16 by default) from the text.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from enum import StrEnum
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+
+class Model(BaseModel):
+    """Base for everything received: unknown fields are ignored so that an
+    older client keeps working against a newer backend."""
+
+    model_config = ConfigDict(extra="ignore", frozen=True)
+
+
+class Resource(Model):
+    """A registered directory the platform may validate and change."""
+
+    id: str
+    name: str
+    root: str = Field(description="Absolute, normalised path of the resource root.")
+    sandbox_roots: tuple[str, ...] = Field(
+        default=(), description="Roots of sandboxes (plan work trees) mapping to this resource."
+    )
+    created_at: datetime
+
+
+class ValidationMode(StrEnum):
+    REQUIRED = "required"
+    INFORMATIONAL = "informational"
+
+
+class SeverityHint(StrEnum):
+    ERROR = "error"
+    WARNING = "warning"
+    INFO = "info"
+    HINT = "hint"
+
+
+class Location(Model):
+    """A range in a file of a resource. Ends are optional (a point finding)."""
+
+    path: str = Field(description="POSIX path relative to the resource root.")
+    line: int = Field(ge=0)
+    character: int = Field(ge=0, description="Offset in Unicode code points.")
+    end_line: int | None = Field(default=None, ge=0)
+    end_character: int | None = Field(default=None, ge=0)
+
+
+class Finding(Model):
+    location: Location | None = None
+    message: str
+    code: str | None = None
+    severity: SeverityHint | None = Field(
+        default=None, description="The tool's own opinion; the mode decides the LSP severity."
+    )
+
+
+class ResultOutcome(StrEnum):
+    COMPLETED = "completed"
+    CANCELLED = "cancelled"
+    TIMED_OUT = "timed_out"
+    ERROR = "error"  # the validator could not run (missing executable, bad output)
+
+
+class ValidationResult(Model):
+    id: str
+    validation: str
+    mode: ValidationMode
+    passed: bool
+    message: str = ""
+    resource_id: str
+    plan_id: str | None = None
+    run_id: str
+    started_at: datetime
+    finished_at: datetime
+    outcome: ResultOutcome = ResultOutcome.COMPLETED
+    findings: tuple[Finding, ...] = ()
+    declared_at: Location | None = Field(
+        default=None,
+        description="Where the validation is declared (its acp.toml line): the anchor "
+        "for a result whose findings carry no location.",
+    )
+    file_hashes: dict[str, str] = Field(
+        default_factory=dict,
+        description="sha256 of each file named by a finding, as read when the result was "
+        "computed; lets a client tell whether a finding is stale.",
+    )
+
+
+class ValidationSpec(Model):
+    """A validation a resource declares (in its acp.toml)."""
+
+    name: str
+    mode: ValidationMode
+    description: str = ""
+    applies_to: tuple[str, ...] = ()
+    has_fix: bool = False
+    declared_at: Location | None = None
+
+
+class ValidationSummary(Model):
+    required_passed: int = 0
+    required_failed: int = 0
+    informational_passed: int = 0
+    informational_failed: int = 0
+    cancelled: int = 0
+
+
+class PlanPhase(StrEnum):
+    STRATEGIZE = "strategize"
+    EXECUTE = "execute"
+    APPLY = "apply"
+
+
+class PlanState(StrEnum):
+    QUEUED = "queued"
+    PROCESSING = "processing"
+    COMPLETE = "complete"
+    ERRORED = "errored"
+    APPLIED = "applied"
+    CONSTRAINED = "constrained"
+    CANCELLED = "cancelled"
+
+
+class Decision(Model):
+    question: str
+    chosen: str
+    alternatives: tuple[str, ...] = ()
+    rationale: str = ""
+    confidence: float = Field(default=1.0, ge=0.0, le=1.0)
+
+
+class Plan(Model):
+    id: str
+    resource_id: str
+    title: str
+    description: str = ""
+    phase: PlanPhase
+    state: PlanState
+    created_at: datetime
+    updated_at: datetime
+    source_validation: str | None = Field(
+        default=None, description="The validation whose fix produced this plan, if any."
+    )
+    paths: tuple[str, ...] = Field(default=(), description="Files the plan changes.")
+    decisions: tuple[Decision, ...] = ()
+    error: str | None = None
+
+
+class FileChange(Model):
+    path: str
+    kind: Literal["modify", "create", "delete"] = "modify"
+    base_sha256: str | None = Field(
+        default=None, description="Hash of the file as the change expects it; None for create."
+    )
+    new_text: str | None = Field(default=None, description="Full new content; None for delete.")
+    diff: str = Field(default="", description="Unified diff, for display.")
+
+
+class PlanPreview(Model):
+    plan_id: str
+    changes: tuple[FileChange, ...]
+    hash: str = Field(
+        description="Hash over the change set and each file's base content; plan.apply "
+        "must quote it back and is refused with CONFLICT if anything moved."
+    )
+
+
+class ContextKind(StrEnum):
+    SNIPPET = "snippet"
+    DECISION = "decision"
+    ENTITY = "entity"
+    FINDING = "finding"
+
+
+class ContextItem(Model):
+    kind: ContextKind
+    title: str
+    body: str = ""
+    location: Location | None = None
+    plan_id: str | None = None
+    validation: str | None = None
+
+
+class ContextInfo(Model):
+    resource_id: str
+    path: str
+    items: tuple[ContextItem, ...] = ()

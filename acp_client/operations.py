@@ -1,0 +1,314 @@
+"""Every ACP operation: its parameters, its result, and its A2A aliases.
+
+``OPERATIONS`` is the single table both sides read: the client to type its
+calls, the backend to validate what it receives, the schema generator to
+document it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from acp_client.models import (
+    ContextInfo,
+    Model,
+    Plan,
+    PlanPreview,
+    PlanState,
+    Resource,
+    ValidationResult,
+    ValidationSpec,
+)
+
+PROTOCOL_VERSION = "1.0"
+
+
+class Params(BaseModel):
+    """Base for everything sent: unknown fields are refused so a typo in a
+    parameter name is an INVALID_PARAMS naming it, not a silent no-op."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+# --- acp.initialize ----------------------------------------------------------
+
+
+class InitializeParams(Params):
+    protocol_version: str = PROTOCOL_VERSION
+    client_name: str = "acp-client"
+    client_version: str = ""
+    capabilities: dict[str, bool] = Field(default_factory=dict)
+
+
+class InitializeResult(Model):
+    protocol_version: str
+    server_name: str
+    server_version: str
+    operations: tuple[str, ...] = ()
+    events: tuple[str, ...] = ()
+    capabilities: dict[str, bool] = Field(default_factory=dict)
+
+
+# --- resources ---------------------------------------------------------------
+
+
+class ResourceListParams(Params):
+    pass
+
+
+class ResourceListResult(Model):
+    resources: tuple[Resource, ...]
+
+
+class ResourceRegisterParams(Params):
+    path: str = Field(description="Directory to register (absolute, or a file: URI).")
+    name: str | None = Field(default=None, description="Defaults to the directory's name.")
+
+
+class ResourceUnregisterParams(Params):
+    resource: str = Field(description="Resource id or name.")
+
+
+class ResourceResolveParams(Params):
+    path: str = Field(description="An absolute path or a file: URI.")
+
+
+class ResourceResolveResult(Model):
+    resource: Resource
+    logical_path: str = Field(description="POSIX path relative to the resource root.")
+    sandbox: bool = Field(description="True when the path lies in one of the sandbox roots.")
+
+
+# --- validations -------------------------------------------------------------
+
+
+class ValidationListParams(Params):
+    resource: str
+
+
+class ValidationListResult(Model):
+    validations: tuple[ValidationSpec, ...]
+
+
+class ValidationRunParams(Params):
+    resource: str
+    validations: tuple[str, ...] | None = Field(
+        default=None, description="Names to run; all declared ones when omitted."
+    )
+    paths: tuple[str, ...] | None = Field(
+        default=None,
+        description="Files that changed (relative or absolute); validators whose applies_to "
+        "matches none of them are skipped.",
+    )
+    plan: str | None = Field(default=None, description="Validate a plan's sandbox instead.")
+
+
+class ValidationRunResult(Model):
+    run_id: str
+    validations: tuple[str, ...]
+
+
+class ValidationCancelParams(Params):
+    run_id: str
+
+
+class ValidationCancelResult(Model):
+    run_id: str
+    cancelled: tuple[str, ...] = Field(description="Validations that were still running.")
+
+
+class ValidationListResultsParams(Params):
+    resource: str
+    plan: str | None = None
+    after: str | None = Field(default=None, description="Cursor from a previous page.")
+    history: bool = Field(default=False, description="Every result, not just the latest.")
+    limit: int = Field(default=200, ge=1, le=1000)
+
+
+class ValidationListResultsResult(Model):
+    results: tuple[ValidationResult, ...]
+    next_cursor: str | None = None
+
+
+# --- plans -------------------------------------------------------------------
+
+
+class PlanListParams(Params):
+    resource: str | None = None
+    states: tuple[PlanState, ...] | None = None
+
+
+class PlanListResult(Model):
+    plans: tuple[Plan, ...]
+
+
+class PlanRef(Params):
+    plan_id: str
+
+
+class PlanExecuteParams(Params):
+    resource: str
+    title: str | None = None
+    description: str = ""
+    validation: str | None = Field(
+        default=None, description="Propose a fix: run this validation's fix command."
+    )
+    paths: tuple[str, ...] | None = None
+
+
+class PlanApplyParams(Params):
+    plan_id: str
+    expected_hash: str = Field(description="The hash plan.preview returned.")
+
+
+# --- context -----------------------------------------------------------------
+
+
+class ContextInspectParams(Params):
+    path: str = Field(description="An absolute path or a file: URI.")
+    line: int | None = Field(default=None, ge=0)
+    character: int | None = Field(default=None, ge=0, description="Unicode code points.")
+
+
+@dataclass(frozen=True)
+class Operation:
+    method: str
+    params: type[Params]
+    result: type[BaseModel]
+    mutates: bool
+    summary: str
+
+
+OPERATIONS: dict[str, Operation] = {
+    op.method: op
+    for op in (
+        Operation(
+            "acp.initialize",
+            InitializeParams,
+            InitializeResult,
+            False,
+            "Negotiate the protocol version and capabilities.",
+        ),
+        Operation(
+            "resource.list",
+            ResourceListParams,
+            ResourceListResult,
+            False,
+            "List registered resources.",
+        ),
+        Operation(
+            "resource.register",
+            ResourceRegisterParams,
+            Resource,
+            True,
+            "Register a directory as a resource.",
+        ),
+        Operation(
+            "resource.unregister",
+            ResourceUnregisterParams,
+            Resource,
+            True,
+            "Forget a resource (its files are untouched).",
+        ),
+        Operation(
+            "resource.resolve",
+            ResourceResolveParams,
+            ResourceResolveResult,
+            False,
+            "Map a path or file URI to the resource that contains it.",
+        ),
+        Operation(
+            "validation.list",
+            ValidationListParams,
+            ValidationListResult,
+            False,
+            "List the validations a resource declares.",
+        ),
+        Operation(
+            "validation.run",
+            ValidationRunParams,
+            ValidationRunResult,
+            False,
+            "Start a validation run; results arrive as events.",
+        ),
+        Operation(
+            "validation.cancel",
+            ValidationCancelParams,
+            ValidationCancelResult,
+            False,
+            "Cancel a running validation run.",
+        ),
+        Operation(
+            "validation.list_results",
+            ValidationListResultsParams,
+            ValidationListResultsResult,
+            False,
+            "Latest (or all) results, paginated.",
+        ),
+        Operation("plan.list", PlanListParams, PlanListResult, False, "List plans."),
+        Operation("plan.get", PlanRef, Plan, False, "One plan with its decisions."),
+        Operation(
+            "plan.execute",
+            PlanExecuteParams,
+            Plan,
+            True,
+            "Create a plan (for example: a validation's proposed fix).",
+        ),
+        Operation(
+            "plan.preview", PlanRef, PlanPreview, False, "The plan's change set and its guard hash."
+        ),
+        Operation(
+            "plan.apply",
+            PlanApplyParams,
+            Plan,
+            True,
+            "Apply a previewed plan, all or nothing, guarded by the hash.",
+        ),
+        Operation("plan.cancel", PlanRef, Plan, True, "Cancel a plan that is not applied."),
+        Operation(
+            "context.inspect",
+            ContextInspectParams,
+            ContextInfo,
+            False,
+            "What the platform knows about a position: provenance, findings, entity.",
+        ),
+    )
+}
+
+# CleverAgents A2A extension names that mean the same as one of ours.
+ALIASES: dict[str, str] = {
+    "_cleveragents/initialize": "acp.initialize",
+    "_cleveragents/registry/resources/list": "resource.list",
+    "_cleveragents/registry/resources/register": "resource.register",
+    "_cleveragents/registry/resources/resolve": "resource.resolve",
+    "_cleveragents/validation/run": "validation.run",
+    "_cleveragents/validation/cancel": "validation.cancel",
+    "_cleveragents/validation/results": "validation.list_results",
+    "_cleveragents/plan/list": "plan.list",
+    "_cleveragents/plan/status": "plan.get",
+    "_cleveragents/plan/execute": "plan.execute",
+    "_cleveragents/plan/preview": "plan.preview",
+    "_cleveragents/plan/apply": "plan.apply",
+    "_cleveragents/plan/cancel": "plan.cancel",
+    "_cleveragents/context/inspect": "context.inspect",
+}
+
+
+def canonical_method(method: str) -> str:
+    """Our name for ``method`` (itself when it is not an alias)."""
+    return ALIASES.get(method, method)
+
+
+def alias_for(method: str) -> str | None:
+    """The A2A name of one of our methods, if it has one."""
+    for alias, canonical in ALIASES.items():
+        if canonical == method:
+            return alias
+    return None
+
+
+def version_compatible(ours: str, theirs: str) -> bool:
+    """Same major version speaks the same wire; minors only add."""
+    return ours.split(".", 1)[0] == theirs.split(".", 1)[0]

@@ -1,0 +1,43 @@
+"""How an ``AcpClient`` reaches a backend: in-process or over HTTP + SSE."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Mapping
+from typing import Any, Protocol
+
+
+class Transport(Protocol):
+    """Carries JSON-compatible requests and raw event notifications.
+
+    ``call`` returns the JSON-RPC ``result`` or raises an ``AcpError``
+    subclass (``TransportError`` for outages, ``RemoteError`` for refusals).
+    ``events`` yields JSON-RPC notification dicts with ``params.event_id``
+    greater than ``after``; it reconnects by itself where it can and raises
+    ``StreamDropped`` only when it gives up.
+    """
+
+    description: str
+
+    async def call(self, method: str, params: Mapping[str, Any]) -> Any: ...
+
+    def events(self, after: int | None = None) -> AsyncIterator[dict[str, Any]]: ...
+
+    async def aclose(self) -> None: ...
+
+
+class Facade(Protocol):
+    """What an in-process backend offers; loaded by import path.
+
+    ``dispatch`` takes a method name (aliases allowed) and JSON-compatible
+    params, returns a JSON-compatible result, and raises
+    ``acp_client.errors.RemoteError`` subclasses for refusals.
+    ``subscribe`` yields event notifications after ``after`` (a
+    ``stream.reset`` first when ``after`` is older than the retained log),
+    then new ones as they happen, until the consumer stops iterating.
+    """
+
+    async def dispatch(self, method: str, params: Mapping[str, Any] | None) -> Any: ...
+
+    def subscribe(self, after: int | None = None) -> AsyncIterator[dict[str, Any]]: ...
+
+    async def aclose(self) -> None: ...
