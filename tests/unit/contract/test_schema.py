@@ -39,9 +39,6 @@ def test_protocol_document_names_every_operation_and_event() -> None:
 
 
 def test_protocol_document_alias_table_matches_the_code() -> None:
-    from acp_client.operations import ALIASES
-
-    rows = re.findall(
-        r"^\| `(_cleveragents/[^`]+)` \| `([^`]+)` \|$", PROTOCOL_DOC.read_text(), re.M
-    )
+    row = re.compile(r"^\| `(_cleveragents/[^`]+)` \| `([^`]+)` \|$", re.M)
+    rows = row.findall(PROTOCOL_DOC.read_text(encoding="utf-8"))
     assert dict(rows) == ALIASES
