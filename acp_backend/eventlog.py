@@ -1,0 +1,147 @@
+"""The persistent event log: monotonic ids, bounded retention, live delivery.
+
+Events are rows of the ``events`` table; the row id is the event id, so ids
+are monotonic across every process writing to the data dir. Subscribers in
+this process are woken at once by ``publish``; events another process
+writes (a CLI in a terminal) are noticed by a cheap indexed query every
+``poll_interval`` seconds, and only while someone is waiting for events.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+from collections.abc import AsyncIterator
+from datetime import UTC, datetime
+from typing import Any, TypeVar
+
+from acp_backend.store import Store
+from acp_client.events import Event, StreamReset
+
+log = logging.getLogger(__name__)
+
+E = TypeVar("E", bound=Event)
+
+DEFAULT_RETENTION = 10_000
+DEFAULT_POLL_INTERVAL = 0.25
+_REPLAY_BATCH = 500
+
+
+class EventLog:
+    def __init__(
+        self,
+        store: Store,
+        *,
+        retention: int = DEFAULT_RETENTION,
+        poll_interval: float = DEFAULT_POLL_INTERVAL,
+    ) -> None:
+        if retention < 1:
+            raise ValueError("retention must keep at least one event")
+        self._store = store
+        self.retention = retention
+        self.poll_interval = poll_interval
+        # Replaced on every publish: a waiter holds the one current when it
+        # last looked at the table, so no wake-up falls between look and wait.
+        self._published = asyncio.Event()
+        self._loop: asyncio.AbstractEventLoop | None = None  # the subscribers' loop
+        self._closed = False
+
+    def publish(self, event_type: type[E], **fields: Any) -> E:
+        """Append an event; returns it with its id and time assigned.
+
+        Callable from any thread; subscribers are woken on their own loop.
+        """
+        at = datetime.now(UTC)
+        # Validate before writing: a malformed event must never reach the log.
+        draft = event_type.model_validate({**fields, "event_id": 0, "at": at})
+        params = draft.model_dump(mode="json", exclude={"event_id"})
+        with self._store.write() as conn:
+            cursor = conn.execute(
+                "INSERT INTO events (method, params, at) VALUES (?, ?, ?)",
+                (event_type.method, json.dumps(params), at.isoformat()),
+            )
+            event_id = int(cursor.lastrowid or 0)
+            conn.execute("DELETE FROM events WHERE id <= ?", (event_id - self.retention,))
+        self._wake()
+        return draft.model_copy(update={"event_id": event_id})
+
+    def last_id(self) -> int:
+        """The id of the newest event ever written (0 before the first)."""
+        rows = self._store.query("SELECT seq FROM sqlite_sequence WHERE name = 'events'")
+        return int(rows[0]["seq"]) if rows else 0
+
+    def oldest_id(self) -> int | None:
+        rows = self._store.query("SELECT min(id) AS oldest FROM events")
+        oldest = rows[0]["oldest"]
+        return None if oldest is None else int(oldest)
+
+    async def subscribe(self, after: int | None = None) -> AsyncIterator[dict[str, Any]]:
+        """Notifications after ``after`` (from now when ``None``), then live ones.
+
+        When the events right after ``after`` are no longer retained (or
+        ``after`` is an id this log never issued), a ``stream.reset`` comes
+        first: its event id is the one the stream continues after.
+        """
+        self._loop = asyncio.get_running_loop()
+        if after is None:
+            after = self.last_id()
+        else:
+            reset = self._reset_for(after)
+            if reset is not None:
+                yield reset.to_notification()
+                after = reset.event_id
+        while not self._closed:
+            published = self._published
+            rows = self._store.query(
+                "SELECT id, method, params FROM events WHERE id > ? ORDER BY id LIMIT ?",
+                (after, _REPLAY_BATCH),
+            )
+            for row in rows:
+                after = int(row["id"])
+                params = {"event_id": after, **json.loads(row["params"])}
+                yield {"jsonrpc": "2.0", "method": row["method"], "params": params}
+            if len(rows) == _REPLAY_BATCH:
+                continue  # more to replay: no waiting
+            try:
+                async with asyncio.timeout(self.poll_interval):
+                    await published.wait()
+            except TimeoutError:
+                pass  # time to look for events other processes wrote
+
+    def close(self) -> None:
+        """End every subscription (each finishes its current wait)."""
+        self._closed = True
+        self._wake()
+
+    def _wake(self) -> None:
+        published, self._published = self._published, asyncio.Event()
+        try:
+            running = asyncio.get_running_loop()
+        except RuntimeError:
+            running = None
+        if self._loop is not None and running is not self._loop and not self._loop.is_closed():
+            # Published from another thread: asyncio.Event is not thread-safe.
+            self._loop.call_soon_threadsafe(published.set)
+        else:
+            published.set()
+
+    def _reset_for(self, after: int) -> StreamReset | None:
+        last = self.last_id()
+        now = datetime.now(UTC)
+        if after > last:
+            return StreamReset(
+                event_id=last,
+                at=now,
+                reason=f"event id {after} was never issued by this backend (its log was reset)",
+                oldest_event_id=self.oldest_id(),
+            )
+        oldest = self.oldest_id()
+        if oldest is not None and after < oldest - 1:
+            return StreamReset(
+                event_id=oldest - 1,
+                at=now,
+                reason=f"events after {after} are no longer retained",
+                oldest_event_id=oldest,
+            )
+        return None

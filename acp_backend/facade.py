@@ -1,0 +1,154 @@
+"""The backend's one entry point: ``dispatch(method, params)`` and events.
+
+Both transports end here: the in-process one calls ``dispatch`` directly, the
+HTTP server calls it per JSON-RPC request. The facade owns the protocol
+rules (aliases, param validation, error shapes, result dumping); the
+handlers in the service modules own the domain.
+"""
+
+from __future__ import annotations
+
+import importlib
+import logging
+import os
+from collections.abc import AsyncIterator, Mapping
+from pathlib import Path
+from typing import Any
+
+from pydantic import ValidationError
+
+from acp_backend.context import BackendContext
+from acp_backend.eventlog import DEFAULT_RETENTION, EventLog
+from acp_backend.handlers import HANDLERS
+from acp_backend.registry import Registry
+from acp_backend.store import Store
+from acp_client.errors import (
+    InternalError,
+    InvalidParams,
+    InvalidState,
+    MethodNotFound,
+    RemoteError,
+)
+from acp_client.operations import OPERATIONS, Operation, Params, canonical_method
+from acp_client.paths import default_data_dir
+
+log = logging.getLogger(__name__)
+
+# Modules whose ``@handles`` decorators register the operations' handlers.
+# A new service (e.g. "acp_backend.validation.service") is one line here.
+SERVICE_MODULES: tuple[str, ...] = (
+    "acp_backend.protocol_service",
+    "acp_backend.resource_service",
+)
+
+RETENTION_ENV = "ACP_EVENT_RETENTION"
+
+
+def load_services() -> None:
+    for module in SERVICE_MODULES:
+        importlib.import_module(module)
+
+
+def parse_params(operation: Operation, params: Mapping[str, Any] | None) -> Params:
+    """Validate ``params`` against the operation's model; InvalidParams names the field."""
+    if params is None:
+        params = {}
+    if not isinstance(params, Mapping):
+        raise InvalidParams(
+            f"params of {operation.method} must be an object, not {type(params).__name__}"
+        )
+    try:
+        return operation.params.model_validate(dict(params))
+    except ValidationError as exc:
+        problems = [
+            {
+                "field": ".".join(["params", *(str(part) for part in error["loc"])]),
+                "message": error["msg"][:1].lower() + error["msg"][1:],
+            }
+            for error in exc.errors()
+        ]
+        first = problems[0]
+        more = f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""
+        raise InvalidParams(
+            f"{first['field']}: {first['message']}{more}", data={"errors": problems}
+        ) from None
+
+
+class BackendFacade:
+    """Implements ``acp_client.transport.Facade`` over a data dir."""
+
+    def __init__(self, context: BackendContext) -> None:
+        self.context = context
+        self._closed = False
+
+    async def dispatch(self, method: str, params: Mapping[str, Any] | None) -> Any:
+        if self._closed:
+            raise InvalidState("the backend is shut down", remedy="reconnect")
+        name = canonical_method(method) if isinstance(method, str) else repr(method)
+        operation = OPERATIONS.get(name)
+        if operation is None:
+            raise MethodNotFound(
+                f"unknown method {name!r}",
+                remedy="acp.initialize lists the operations this backend implements",
+                data={"method": name},
+            )
+        handler = HANDLERS.get(name)
+        if handler is None:
+            raise MethodNotFound(
+                f"{name} is not implemented by this backend yet",
+                remedy="acp.initialize lists the operations this backend implements",
+                data={"method": name},
+            )
+        parsed = parse_params(operation, params)
+        try:
+            result = await handler(self.context, parsed)
+            if not isinstance(result, operation.result):
+                raise TypeError(f"{name} handler returned {type(result).__name__}")
+            return result.model_dump(mode="json")
+        except RemoteError:
+            raise
+        except Exception:
+            log.exception("%s failed", name)  # the traceback stays in the log
+            raise InternalError(
+                f"internal error while handling {name}", remedy="see the backend's log"
+            ) from None
+
+    def subscribe(self, after: int | None = None) -> AsyncIterator[dict[str, Any]]:
+        return self.context.events.subscribe(after)
+
+    async def aclose(self) -> None:
+        if self._closed:
+            return
+        self._closed = True
+        self.context.events.close()
+        await self.context.tasks.aclose()
+        self.context.store.close()
+
+
+def create_facade(
+    data_dir: Path | None = None, *, event_retention: int | None = None
+) -> BackendFacade:
+    """The reference backend on ``data_dir`` (default: ``default_data_dir()``).
+
+    ``event_retention`` (else ``$ACP_EVENT_RETENTION``, else 10 000) is how
+    many of the newest events the log keeps for replay.
+    """
+    load_services()
+    data_dir = data_dir if data_dir is not None else default_data_dir()
+    retention = event_retention if event_retention is not None else _retention_from_env()
+    store = Store(data_dir)
+    events = EventLog(store, retention=retention)
+    registry = Registry(store, events)
+    return BackendFacade(BackendContext(data_dir, store, registry, events))
+
+
+def _retention_from_env() -> int:
+    raw = os.environ.get(RETENTION_ENV)
+    if raw is None:
+        return DEFAULT_RETENTION
+    if not raw.strip().isdigit() or int(raw) < 1:
+        raise InvalidState(
+            f"${RETENTION_ENV} is {raw!r}, not a positive integer",
+            remedy=f"unset {RETENTION_ENV} or set it to the number of events to keep",
+        )
+    return int(raw)

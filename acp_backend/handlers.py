@@ -1,0 +1,36 @@
+"""The handler registry: service modules declare which operation they answer.
+
+    @handles("resource.list")
+    async def list_resources(ctx: BackendContext, params: ResourceListParams) -> ...:
+
+A handler receives params already validated against the operation's Params
+model and returns the operation's Result model; the facade does the rest.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from typing import Any, TypeVar
+
+from pydantic import BaseModel
+
+from acp_backend.context import BackendContext
+from acp_client.operations import OPERATIONS
+
+Handler = Callable[[BackendContext, Any], Awaitable[BaseModel]]
+H = TypeVar("H", bound=Handler)
+
+HANDLERS: dict[str, Handler] = {}
+
+
+def handles(method: str) -> Callable[[H], H]:
+    if method not in OPERATIONS:
+        raise ValueError(f"{method!r} is not an ACP operation")
+
+    def register(handler: H) -> H:
+        if method in HANDLERS:
+            raise ValueError(f"{method} already has a handler: {HANDLERS[method].__qualname__}")
+        HANDLERS[method] = handler
+        return handler
+
+    return register

@@ -1,0 +1,42 @@
+"""``acp.initialize``: version negotiation and what this backend offers."""
+
+from __future__ import annotations
+
+from importlib.metadata import PackageNotFoundError, version
+
+from acp_backend.context import BackendContext
+from acp_backend.handlers import HANDLERS, handles
+from acp_client.errors import VersionMismatch
+from acp_client.events import EVENT_TYPES
+from acp_client.operations import (
+    PROTOCOL_VERSION,
+    InitializeParams,
+    InitializeResult,
+    version_compatible,
+)
+
+SERVER_NAME = "acp-backend"
+
+
+def backend_version() -> str:
+    try:
+        return version("acp-lsp")
+    except PackageNotFoundError:  # running from a source tree that is not installed
+        return "0+unknown"
+
+
+@handles("acp.initialize")
+async def initialize(ctx: BackendContext, params: InitializeParams) -> InitializeResult:
+    if not version_compatible(PROTOCOL_VERSION, params.protocol_version):
+        raise VersionMismatch(
+            f"client speaks ACP {params.protocol_version}, this backend {PROTOCOL_VERSION}",
+            remedy="upgrade the older side",
+            data={"supported": PROTOCOL_VERSION},
+        )
+    return InitializeResult(
+        protocol_version=PROTOCOL_VERSION,
+        server_name=SERVER_NAME,
+        server_version=backend_version(),
+        operations=tuple(sorted(HANDLERS)),
+        events=tuple(sorted(EVENT_TYPES)),
+    )
