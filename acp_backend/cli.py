@@ -1,0 +1,107 @@
+"""``acp-backend``: the reference backend's command line.
+
+Subcommands live in modules with a ``register(subcommands)`` function that
+adds their parsers and sets ``run`` (see ``acp_backend.cli_support``); a new
+group of commands is one line in ``REGISTRARS``. Only this module prints:
+a command returns its output, and every failure becomes one line,
+``error: <message> (<remedy>)``, with exit status 2 and no traceback.
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import sqlite3
+import sys
+from collections.abc import Callable, Sequence
+from pathlib import Path
+
+from acp_backend import cli_resources
+from acp_backend.cli_support import Subcommands, data_dir
+from acp_backend.http_server import serve
+from acp_client.errors import AcpError
+
+log = logging.getLogger(__name__)
+
+ERROR_STATUS = 2
+
+
+def register_serve(subcommands: Subcommands) -> None:
+    parser = subcommands.add_parser("serve", help="serve ACP over HTTP (JSON-RPC + SSE)")
+    parser.add_argument("--host", default="127.0.0.1", help="address to bind (default: loopback)")
+    parser.add_argument("--port", type=int, default=0, help="port (default: any free one)")
+    parser.add_argument("--tls-cert", type=Path, help="TLS certificate (PEM)")
+    parser.add_argument("--tls-key", type=Path, help="TLS private key (PEM)")
+    parser.add_argument(
+        "--insecure-bind",
+        action="store_true",
+        help="allow a non-loopback bind without TLS (the token travels in clear)",
+    )
+    parser.set_defaults(run=_serve, log_level=logging.INFO)
+
+
+def _serve(args: argparse.Namespace) -> int:
+    return serve(
+        data_dir(args),
+        host=args.host,
+        port=args.port,
+        tls_cert=args.tls_cert,
+        tls_key=args.tls_key,
+        insecure_bind=args.insecure_bind,
+    )
+
+
+# Each adds a group of subcommands.
+REGISTRARS: tuple[Callable[[Subcommands], None], ...] = (
+    cli_resources.register,
+    register_serve,
+)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="acp-backend", description="The reference ACP backend of acp-lsp."
+    )
+    parser.add_argument(
+        "--data-dir",
+        help="where the backend keeps its state (default: $ACP_DATA_DIR, "
+        "else the XDG data dir's acp-lsp/)",
+    )
+    parser.add_argument("-v", "--verbose", action="store_true", help="log debug details")
+    subcommands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    for register in REGISTRARS:
+        register(subcommands)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    level = logging.DEBUG if args.verbose else getattr(args, "log_level", logging.WARNING)
+    logging.basicConfig(level=level, format="%(levelname)s %(name)s: %(message)s")
+    try:
+        outcome = args.run(args)
+    except KeyboardInterrupt:
+        return 130
+    except AcpError as exc:
+        return _fail(str(exc))
+    except (OSError, sqlite3.Error) as exc:
+        return _fail(f"{exc} (check --data-dir and its permissions)")
+    except ValueError as exc:  # refused settings, e.g. an unsafe bind
+        return _fail(str(exc))
+    except Exception as exc:
+        log.debug("unexpected failure", exc_info=True)
+        return _fail(f"unexpected {type(exc).__name__}: {exc} (rerun with --verbose for details)")
+    if isinstance(outcome, int):
+        return outcome
+    if outcome:
+        print(outcome)
+    return 0
+
+
+def _fail(message: str) -> int:
+    print(f"error: {message}", file=sys.stderr)
+    return ERROR_STATUS
+
+
+if __name__ == "__main__":
+    sys.exit(main())
