@@ -9,8 +9,8 @@ from pathlib import Path
 from typing import TypeAlias
 
 from acp_client import AcpClient
+from acp_client.connect import connect
 from acp_client.paths import normalize_path
-from acp_client.transport.inprocess import InProcessTransport
 
 Subcommands: TypeAlias = "argparse._SubParsersAction[argparse.ArgumentParser]"
 # A subcommand's ``run``: its stdout text, or an exit status.
@@ -25,9 +25,10 @@ def data_dir(args: argparse.Namespace) -> Path | None:
 
 
 async def open_client(data_dir: Path | None) -> AcpClient:
-    """A client of the backend on ``data_dir``, initialised; through the
-    facade like any client, never straight to the database."""
-    client = AcpClient(InProcessTransport.load(data_dir=data_dir))
+    """An initialised client of the backend on ``data_dir``: the server
+    already serving it if there is one, else the facade in this process.
+    Either way through ACP like any client, never straight to the database."""
+    client = await connect(data_dir=data_dir)
     try:
         await client.initialize(client_name=CLIENT_NAME)
     except BaseException:
