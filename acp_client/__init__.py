@@ -4,5 +4,6 @@ This package knows nothing of LSP and nothing of any backend's internals.
 """
 
 from acp_client.client import AcpClient
+from acp_client.connect import connect
 
-__all__ = ["AcpClient"]
+__all__ = ["AcpClient", "connect"]

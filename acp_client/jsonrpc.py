@@ -29,6 +29,9 @@ def unwrap(response: object, request_id: int | str) -> Any:
     """
     if not isinstance(response, dict) or response.get("jsonrpc") != "2.0":
         raise ServerFault(f"not a JSON-RPC 2.0 response: {response!r:.200}")
+    if "error" in response and response.get("id") is None:
+        # The peer could not read our id (a parse error, an oversized body).
+        raise error_from_object(response["error"])
     if response.get("id") != request_id:
         raise ServerFault(f"response id {response.get('id')!r} does not match {request_id!r}")
     if "error" in response:

@@ -1,0 +1,329 @@
+"""``acp-backend serve``: the facade over HTTP (JSON-RPC) and SSE (events).
+
+Routes: ``POST /acp/v1`` (JSON-RPC 2.0, batches allowed), ``GET
+/acp/v1/events`` (SSE, honours ``Last-Event-ID``), ``GET /health`` (no token,
+reveals nothing). Everything but ``/health`` needs ``Authorization: Bearer
+<token>``, where the token is fresh per start and published only in the
+0600 ``backend.json`` of the data dir.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hmac
+import ipaddress
+import json
+import logging
+import os
+import secrets
+import socket
+from collections.abc import AsyncIterator, Callable
+from datetime import UTC, datetime
+from importlib.metadata import version
+from pathlib import Path
+from typing import Any
+
+import uvicorn
+from starlette.applications import Starlette
+from starlette.requests import ClientDisconnect, Request
+from starlette.responses import JSONResponse, Response, StreamingResponse
+from starlette.routing import Route
+
+from acp_backend.rpc import handle_body
+from acp_client import jsonrpc
+from acp_client.discovery import BACKEND_FILE, BackendInfo
+from acp_client.errors import InvalidRequest
+from acp_client.paths import default_data_dir
+from acp_client.transport import Facade
+from acp_client.transport.inprocess import DEFAULT_FACADE, load_facade
+
+log = logging.getLogger(__name__)
+
+MAX_BODY_BYTES = 1 << 20
+KEEPALIVE_INTERVAL = 15.0
+# Events buffered per SSE client before the subscription waits for it.
+_STREAM_BUFFER = 256
+
+
+class UnsafeBind(ValueError):
+    """A non-loopback bind without TLS and without the explicit insecure flag."""
+
+
+def create_app(
+    facade: Facade,
+    token: str,
+    *,
+    keepalive_interval: float = KEEPALIVE_INTERVAL,
+    max_body_bytes: int = MAX_BODY_BYTES,
+) -> Starlette:
+    """The ASGI app. ``app.state.closing`` ends every event stream when set."""
+    expected = f"Bearer {token}".encode()
+    closing = asyncio.Event()
+
+    def authorized(request: Request) -> bool:
+        given = request.headers.get("authorization", "").encode()
+        return hmac.compare_digest(given, expected)
+
+    async def health(_: Request) -> Response:
+        return JSONResponse({"status": "ok"})
+
+    async def rpc(request: Request) -> Response:
+        if not authorized(request):
+            return _unauthorized()
+        try:
+            body = await _read_capped(request, max_body_bytes)
+        except _TooLarge:
+            error = InvalidRequest(
+                f"request body exceeds {max_body_bytes} bytes",
+                remedy="split the batch or send less",
+            )
+            return JSONResponse(jsonrpc.failure(None, error.to_error_object()), status_code=413)
+        except ClientDisconnect:
+            return Response(status_code=400)
+        reply = await handle_body(facade, body)
+        return Response(status_code=204) if reply is None else JSONResponse(reply)
+
+    async def events(request: Request) -> Response:
+        if not authorized(request):
+            return _unauthorized()
+        raw_after = request.headers.get("last-event-id", "").strip()
+        if raw_after and not (raw_after.isascii() and raw_after.isdigit()):
+            return JSONResponse(
+                {"error": "Last-Event-ID must be a non-negative integer event id"},
+                status_code=400,
+            )
+        after = int(raw_after) if raw_after else None
+        stream = _sse_stream(facade, after, keepalive_interval, closing)
+        return StreamingResponse(
+            stream,
+            media_type="text/event-stream",
+            headers={"Cache-Control": "no-store", "X-Accel-Buffering": "no"},
+        )
+
+    app = Starlette(
+        routes=[
+            Route("/health", health, methods=["GET"]),
+            Route("/acp/v1", rpc, methods=["POST"]),
+            Route("/acp/v1/events", events, methods=["GET"]),
+        ]
+    )
+    app.state.closing = closing
+    return app
+
+
+def _unauthorized() -> Response:
+    return JSONResponse(
+        {"error": "missing or wrong bearer token"},
+        status_code=401,
+        headers={"WWW-Authenticate": "Bearer"},
+    )
+
+
+class _TooLarge(Exception):
+    pass
+
+
+async def _read_capped(request: Request, limit: int) -> bytes:
+    declared = request.headers.get("content-length", "")
+    if declared.isdigit() and int(declared) > limit:
+        raise _TooLarge
+    body = bytearray()
+    async for chunk in request.stream():
+        body += chunk
+        if len(body) > limit:
+            raise _TooLarge
+    return bytes(body)
+
+
+async def _sse_stream(
+    facade: Facade, after: int | None, keepalive: float, closing: asyncio.Event
+) -> AsyncIterator[str]:
+    """SSE frames for the facade's events, with keep-alive comments in between.
+
+    A pump task feeds a queue so that waiting for the next event can time
+    out (for a keep-alive) without cancelling the facade's iterator.
+    """
+    queue: asyncio.Queue[dict[str, Any] | None] = asyncio.Queue(_STREAM_BUFFER)
+
+    async def pump() -> None:
+        try:
+            async for message in facade.subscribe(after):
+                await queue.put(message)
+        finally:
+            await queue.put(None)
+
+    pump_task = asyncio.create_task(pump())
+    closing_task = asyncio.create_task(closing.wait())
+    try:
+        yield ": connected\n\n"
+        while True:
+            getter = asyncio.ensure_future(queue.get())
+            done, _ = await asyncio.wait(
+                {getter, closing_task}, timeout=keepalive, return_when=asyncio.FIRST_COMPLETED
+            )
+            if getter not in done:
+                getter.cancel()
+                if closing_task in done:
+                    return
+                yield ": keep-alive\n\n"
+                continue
+            message = getter.result()
+            if message is None:
+                if not pump_task.cancelled() and pump_task.exception() is not None:
+                    log.error("event subscription failed: %r", pump_task.exception())
+                return
+            yield _sse_frame(message)
+    finally:
+        pump_task.cancel()
+        closing_task.cancel()
+
+
+def _sse_frame(message: dict[str, Any]) -> str:
+    params = message.get("params")
+    event_id = params.get("event_id") if isinstance(params, dict) else None
+    data = json.dumps(message, separators=(",", ":"))
+    return f"id: {event_id}\ndata: {data}\n\n" if event_id is not None else f"data: {data}\n\n"
+
+
+# --- serving ---------------------------------------------------------------------
+
+
+def check_bind(host: str, tls: bool, insecure_bind: bool) -> None:
+    """Refuse to expose a token-guarded plain-HTTP port beyond this machine."""
+    if host == "localhost" or tls or insecure_bind:
+        return
+    try:
+        loopback = ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        loopback = False
+    if not loopback:
+        raise UnsafeBind(
+            f"refusing to bind {host!r} without TLS: pass --tls-cert and --tls-key, "
+            "or --insecure-bind if a trusted proxy terminates TLS"
+        )
+
+
+def write_backend_file(data_dir: Path, info: BackendInfo) -> Path:
+    """Atomically publish ``backend.json`` (mode 0600: it holds the token)."""
+    data_dir.mkdir(parents=True, exist_ok=True)
+    target = data_dir / BACKEND_FILE
+    temp = data_dir / f".{BACKEND_FILE}.{os.getpid()}.tmp"
+    fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    with os.fdopen(fd, "w", encoding="utf-8") as handle:
+        handle.write(info.model_dump_json(indent=2))
+        handle.flush()
+        os.fsync(handle.fileno())
+    os.replace(temp, target)
+    return target
+
+
+def remove_backend_file(path: Path, token: str) -> None:
+    """Remove ``backend.json`` unless another server has replaced it since."""
+    try:
+        current = BackendInfo.model_validate_json(path.read_bytes())
+    except (OSError, ValueError):
+        return
+    if hmac.compare_digest(current.token, token):
+        path.unlink(missing_ok=True)
+
+
+class AcpServer(uvicorn.Server):
+    """uvicorn, made to end the event streams first on shutdown (else it would
+    wait on them forever) and to close the facade afterwards.
+
+    ``on_shutdown`` runs before uvicorn re-raises a captured SIGTERM, which
+    ends the process at once: the place to withdraw ``backend.json``.
+    """
+
+    def __init__(
+        self,
+        app: Starlette,
+        facade: Facade,
+        on_shutdown: Callable[[], None] = lambda: None,
+        **options: Any,
+    ) -> None:
+        """``app`` comes from ``create_app``; ``options`` go to ``uvicorn.Config``."""
+        config = uvicorn.Config(app, lifespan="off", timeout_graceful_shutdown=5, **options)
+        super().__init__(config)
+        self._closing: asyncio.Event = app.state.closing
+        self._facade: Facade | None = facade
+        self._on_shutdown = on_shutdown
+
+    async def shutdown(self, sockets: list[socket.socket] | None = None) -> None:
+        self._closing.set()
+        self._on_shutdown()
+        await super().shutdown(sockets)
+        await self.close_facade()
+
+    async def close_facade(self) -> None:
+        facade, self._facade = self._facade, None
+        if facade is not None:
+            await facade.aclose()
+
+    async def serve_and_close(self, sock: socket.socket) -> None:
+        try:
+            await self.serve(sockets=[sock])
+        finally:
+            await self.close_facade()
+
+
+def listen(host: str, port: int) -> socket.socket:
+    """A listening socket, so the real port is known before uvicorn starts."""
+    family = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)[0][0]
+    return socket.create_server((host, port), family=family, backlog=128)
+
+
+def serve(
+    data_dir: Path | None = None,
+    *,
+    host: str = "127.0.0.1",
+    port: int = 0,
+    tls_cert: Path | None = None,
+    tls_key: Path | None = None,
+    insecure_bind: bool = False,
+    facade: str = DEFAULT_FACADE,
+    keepalive_interval: float = KEEPALIVE_INTERVAL,
+) -> int:
+    """Serve until SIGINT/SIGTERM; returns the process exit status.
+
+    Raises ``UnsafeBind`` for a refused bind and ``ValueError`` for half a
+    TLS configuration; the CLI turns both into a message.
+    """
+    if (tls_cert is None) != (tls_key is None):
+        raise ValueError("--tls-cert and --tls-key go together")
+    check_bind(host, tls_cert is not None, insecure_bind)
+    data_dir = (data_dir or default_data_dir()).expanduser().resolve()
+    sock = listen(host, port)
+    try:
+        backend = load_facade(facade, data_dir)
+    except BaseException:
+        sock.close()
+        raise
+    token = secrets.token_urlsafe(32)
+    app = create_app(backend, token, keepalive_interval=keepalive_interval)
+    info = BackendInfo(
+        port=sock.getsockname()[1],
+        token=token,
+        pid=os.getpid(),
+        data_dir=str(data_dir),
+        started_at=datetime.now(UTC),
+        version=version("acp-lsp"),
+    )
+    backend_file = write_backend_file(data_dir, info)
+    server = AcpServer(
+        app,
+        backend,
+        lambda: remove_backend_file(backend_file, token),
+        ssl_certfile=tls_cert,
+        ssl_keyfile=tls_key,
+    )
+    scheme = "https" if tls_cert else "http"
+    log.info("ACP backend on %s://%s:%d (token in %s)", scheme, host, info.port, backend_file)
+    try:
+        asyncio.run(server.serve_and_close(sock))
+    except KeyboardInterrupt:
+        pass  # uvicorn re-raises the SIGINT it handled; the shutdown was clean
+    finally:
+        remove_backend_file(backend_file, token)
+        sock.close()
+    return 0

@@ -1,0 +1,66 @@
+"""``connect()``: one call from a target string to a ready ``AcpClient``."""
+
+from __future__ import annotations
+
+import logging
+from pathlib import Path
+
+from acp_client.client import AcpClient
+from acp_client.discovery import HEALTH_TIMEOUT, discover
+from acp_client.paths import default_data_dir
+from acp_client.transport import Transport
+from acp_client.transport.http import HttpTransport, resolve_token
+from acp_client.transport.inprocess import DEFAULT_FACADE, InProcessTransport
+from acp_client.transport.sse import StreamPolicy
+
+log = logging.getLogger(__name__)
+
+LOCAL = "local"
+
+
+async def connect(
+    target: str = LOCAL,
+    *,
+    data_dir: Path | None = None,
+    token: str | None = None,
+    token_file: Path | None = None,
+    ca_bundle: Path | None = None,
+    facade: str = DEFAULT_FACADE,
+    connect_timeout: float = 5.0,
+    read_timeout: float = 30.0,
+    stream_policy: StreamPolicy | None = None,
+    health_timeout: float = HEALTH_TIMEOUT,
+) -> AcpClient:
+    """A client for ``target``: ``"local"`` or a server URL.
+
+    ``"local"``: the backend already serving ``data_dir`` (found through its
+    ``backend.json`` with proof of life) over loopback, else the facade
+    ``facade`` loaded in this process. A URL (``https://``; plain ``http://``
+    only to loopback): that server, with ``token``, else ``token_file``,
+    else ``$ACP_TOKEN``.
+    """
+    transport: Transport
+    if target == LOCAL:
+        directory = (data_dir or default_data_dir()).expanduser()
+        running = await discover(directory, health_timeout)
+        if running is not None:
+            log.debug("using the backend serving %s on port %d", directory, running.port)
+            transport = HttpTransport(
+                running.url,
+                token=running.token,
+                connect_timeout=connect_timeout,
+                read_timeout=read_timeout,
+                stream_policy=stream_policy,
+            )
+        else:
+            transport = InProcessTransport.load(facade, directory)
+    else:
+        transport = HttpTransport(
+            target,
+            token=resolve_token(token, token_file),
+            ca_bundle=ca_bundle,
+            connect_timeout=connect_timeout,
+            read_timeout=read_timeout,
+            stream_policy=stream_policy,
+        )
+    return AcpClient(transport)

@@ -1,0 +1,73 @@
+"""Local mode: the backend runs in this process, behind a facade object.
+
+The facade is loaded by import path (``"package.module:factory"``), so this
+package never imports a backend and another one can be plugged in by
+configuration alone.
+"""
+
+from __future__ import annotations
+
+import importlib
+import logging
+from collections.abc import AsyncIterator, Callable, Mapping
+from pathlib import Path
+from typing import Any, cast
+
+from acp_client.errors import AcpError, BackendUnreachable, InternalError
+from acp_client.transport import Facade
+
+log = logging.getLogger(__name__)
+
+DEFAULT_FACADE = "acp_backend.facade:create_facade"
+
+
+def load_facade(spec: str, data_dir: Path | None) -> Facade:
+    """Import ``spec`` (``"module:attr"``) and call it with ``data_dir``.
+
+    Raises ``BackendUnreachable`` naming ``spec`` when it cannot be loaded.
+    """
+    module_name, _, attr = spec.partition(":")
+    if not module_name or not attr:
+        raise BackendUnreachable(
+            f"facade import path {spec!r} is not of the form 'package.module:factory'"
+        )
+    try:
+        module = importlib.import_module(module_name)
+    except ImportError as exc:
+        raise BackendUnreachable(
+            f"cannot import facade module {module_name!r} (from {spec!r}): {exc}",
+            remedy="install the backend or fix the facade import path",
+        ) from exc
+    factory = getattr(module, attr, None)
+    if not callable(factory):
+        raise BackendUnreachable(f"facade factory {spec!r}: {module_name} has no callable {attr!r}")
+    return cast(Callable[[Path | None], Facade], factory)(data_dir)
+
+
+class InProcessTransport:
+    """The ``Transport`` protocol over a facade in this process."""
+
+    def __init__(self, facade: Facade, description: str = "in-process") -> None:
+        self.facade = facade
+        self.description = description
+
+    @classmethod
+    def load(cls, spec: str = DEFAULT_FACADE, data_dir: Path | None = None) -> InProcessTransport:
+        where = f" on {data_dir}" if data_dir else ""
+        return cls(load_facade(spec, data_dir), f"in-process {spec}{where}")
+
+    async def call(self, method: str, params: Mapping[str, Any]) -> Any:
+        try:
+            return await self.facade.dispatch(method, dict(params))
+        except AcpError:
+            raise
+        except Exception as exc:
+            # The facade broke its contract; report it as the HTTP server would.
+            log.exception("in-process %s failed", method)
+            raise InternalError(f"{method} failed inside the backend") from exc
+
+    def events(self, after: int | None = None) -> AsyncIterator[dict[str, Any]]:
+        return self.facade.subscribe(after)
+
+    async def aclose(self) -> None:
+        await self.facade.aclose()

@@ -1,0 +1,151 @@
+"""One logical event subscription over as many SSE connections as it takes.
+
+Each connection resumes with ``Last-Event-ID``; events already delivered are
+dropped; a ``stream.reset`` is passed through and moves the cursor. The
+keep-alive watchdog is the stream's read timeout: the server writes at least
+a comment every keep-alive interval, so no byte at all for
+``silence_factor`` intervals means a dead connection, even one whose TCP
+socket never closed.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import random
+import time
+from collections.abc import AsyncIterator
+from dataclasses import dataclass
+from typing import Any
+
+import httpx
+from httpx_sse import ServerSentEvent, SSEError, aconnect_sse
+
+from acp_client.errors import AuthenticationError, ServerFault, StreamDropped, TransportError
+from acp_client.transport.failures import check_status, classify
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class StreamPolicy:
+    """How an event stream survives outages.
+
+    After ``max_attempts`` consecutive failed connections the stream gives up
+    with ``StreamDropped`` (``None``: it never gives up). A connection is
+    healthy, and resets the count, when it delivered an event or stayed up
+    for a whole silence window; one that fails or ends sooner counts.
+    """
+
+    keepalive_interval: float = 15.0
+    silence_factor: float = 3.0
+    backoff_initial: float = 0.5
+    backoff_max: float = 30.0
+    max_attempts: int | None = 10
+
+    @property
+    def silence_timeout(self) -> float:
+        return self.keepalive_interval * self.silence_factor
+
+    def backoff(self, failures: int) -> float:
+        """Exponential in ``failures``, capped, with jitter so clients spread out."""
+        ceiling = min(self.backoff_max, self.backoff_initial * 2.0**failures)
+        return random.uniform(ceiling / 2, ceiling)
+
+
+class SseSubscription:
+    """Iterate it for JSON-RPC notifications, each once, in id order."""
+
+    def __init__(
+        self,
+        http: httpx.AsyncClient,
+        url: str,
+        where: str,
+        policy: StreamPolicy,
+        after: int | None,
+    ) -> None:
+        self._http = http
+        self._url = url
+        self._where = where
+        self._policy = policy
+        self.last_id = after
+        self.failures = 0
+        self.connections = 0
+
+    async def __aiter__(self) -> AsyncIterator[dict[str, Any]]:
+        while True:
+            started = time.monotonic()
+            delivered = False
+            reason = "closed by the server"
+            try:
+                async for message in self._connection():
+                    delivered = True
+                    yield message
+            except AuthenticationError:
+                raise
+            except TransportError as exc:
+                reason = exc.message
+            healthy = delivered or time.monotonic() - started >= self._policy.silence_timeout
+            self.failures = 0 if healthy else self.failures + 1
+            limit = self._policy.max_attempts
+            if limit is not None and self.failures >= limit:
+                raise StreamDropped(
+                    f"event stream from {self._where} lost after {self.failures} attempts: {reason}"
+                )
+            log.warning("event stream from %s: %s; resuming", self._where, reason)
+            await asyncio.sleep(self._policy.backoff(self.failures))
+
+    async def _connection(self) -> AsyncIterator[dict[str, Any]]:
+        headers = {} if self.last_id is None else {"Last-Event-ID": str(self.last_id)}
+        timeout = self._http.timeout
+        watchdog = httpx.Timeout(
+            connect=timeout.connect,
+            read=self._policy.silence_timeout,
+            write=timeout.write,
+            pool=timeout.pool,
+        )
+        self.connections += 1
+        try:
+            async with aconnect_sse(
+                self._http, "GET", self._url, headers=headers, timeout=watchdog
+            ) as source:
+                check_status(source.response, self._where)
+                if source.response.status_code != 200:
+                    raise ServerFault(
+                        f"{self._where} answered HTTP {source.response.status_code} for events",
+                        status=source.response.status_code,
+                    )
+                async for sse in source.aiter_sse():
+                    message = self._accept(sse)
+                    if message is not None:
+                        yield message
+        except httpx.ReadTimeout as exc:
+            raise StreamDropped(
+                f"no data from {self._where} for {self._policy.silence_timeout:g} s"
+            ) from exc
+        except httpx.HTTPError as exc:
+            raise classify(exc, self._where) from exc
+        except SSEError as exc:
+            raise ServerFault(f"{self._where} did not answer with an event stream") from exc
+
+    def _accept(self, sse: ServerSentEvent) -> dict[str, Any] | None:
+        """The notification in ``sse``, or ``None`` for a duplicate or junk."""
+        if not sse.data:
+            return None
+        try:
+            message = json.loads(sse.data)
+        except ValueError:
+            message = None
+        if not isinstance(message, dict):
+            log.warning("skipping an event from %s that is not a JSON object", self._where)
+            return None
+        params = message.get("params")
+        event_id = params.get("event_id") if isinstance(params, dict) else None
+        if not isinstance(event_id, int) or isinstance(event_id, bool):
+            return message  # malformed: the client logs and skips it
+        is_reset = message.get("method") == "stream.reset"
+        if not is_reset and self.last_id is not None and event_id <= self.last_id:
+            return None  # replayed after a reconnect
+        self.last_id = event_id
+        return message

@@ -1,0 +1,118 @@
+"""The in-process transport: facade loading by import path, dispatch, events."""
+
+from __future__ import annotations
+
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from acp_client.client import AcpClient
+from acp_client.errors import BackendUnreachable, InternalError, NotFound
+from acp_client.transport.inprocess import InProcessTransport, load_facade
+
+# A facade written to disk so it is loaded exactly like a third-party one.
+PLUGGED_FACADE = textwrap.dedent(
+    """
+    class Facade:
+        def __init__(self, data_dir):
+            self.data_dir = data_dir
+            self.calls = []
+            self.closed = False
+
+        async def dispatch(self, method, params):
+            self.calls.append((method, params))
+            if method == "boom":
+                raise RuntimeError("secret internals")
+            if method == "missing":
+                from acp_client.errors import NotFound
+                raise NotFound("no such thing", remedy="look elsewhere")
+            return {"method": method, "params": params, "data_dir": str(self.data_dir)}
+
+        async def subscribe(self, after=None):
+            start = 0 if after is None else after
+            for event_id in range(start + 1, start + 3):
+                yield {"jsonrpc": "2.0", "method": "x", "params": {"event_id": event_id}}
+
+        async def aclose(self):
+            self.closed = True
+
+    def make(data_dir):
+        return Facade(data_dir)
+
+    not_callable = 42
+    """
+)
+
+
+@pytest.fixture
+def plugged(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> str:
+    (tmp_path / "plugged_facade.py").write_text(PLUGGED_FACADE, encoding="utf-8")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.delitem(sys.modules, "plugged_facade", raising=False)
+    return "plugged_facade"
+
+
+async def test_a_facade_is_loaded_by_import_path_and_given_the_data_dir(
+    plugged: str, tmp_path: Path
+) -> None:
+    transport = InProcessTransport.load(f"{plugged}:make", tmp_path / "data")
+    result = await transport.call("resource.list", {"a": 1})
+    assert result == {
+        "method": "resource.list",
+        "params": {"a": 1},
+        "data_dir": str(tmp_path / "data"),
+    }
+    assert plugged in transport.description
+    await transport.aclose()
+    assert transport.facade.closed  # type: ignore[attr-defined]
+
+
+async def test_domain_errors_pass_through_unchanged(plugged: str, tmp_path: Path) -> None:
+    transport = InProcessTransport.load(f"{plugged}:make", tmp_path)
+    with pytest.raises(NotFound) as caught:
+        await transport.call("missing", {})
+    assert caught.value.remedy == "look elsewhere"
+
+
+async def test_a_facade_crash_becomes_an_internal_error_without_its_message(
+    plugged: str, tmp_path: Path
+) -> None:
+    transport = InProcessTransport.load(f"{plugged}:make", tmp_path)
+    with pytest.raises(InternalError) as caught:
+        await transport.call("boom", {})
+    assert "secret internals" not in str(caught.value)
+    assert "boom" in str(caught.value)
+
+
+async def test_events_come_from_the_facade_subscription(plugged: str, tmp_path: Path) -> None:
+    transport = InProcessTransport.load(f"{plugged}:make", tmp_path)
+    ids = [message["params"]["event_id"] async for message in transport.events(after=5)]
+    assert ids == [6, 7]
+
+
+@pytest.mark.parametrize(
+    ("spec", "named"),
+    [
+        ("no_colon_here", "no_colon_here"),
+        (":create", ":create"),
+        ("module_only:", "module_only:"),
+        ("surely_not_a_module_xyz:create", "surely_not_a_module_xyz"),
+        ("plugged_facade:absent", "absent"),
+        ("plugged_facade:not_callable", "not_callable"),
+    ],
+)
+def test_a_bad_import_path_is_a_clear_error_naming_it(
+    plugged: str, tmp_path: Path, spec: str, named: str
+) -> None:
+    with pytest.raises(BackendUnreachable) as caught:
+        load_facade(spec, tmp_path)
+    assert named in str(caught.value)
+
+
+async def test_the_default_facade_is_the_reference_backend(tmp_path: Path) -> None:
+    async with AcpClient(InProcessTransport.load(data_dir=tmp_path)) as client:
+        assert await client.resource_list() == ()
+        server = await client.initialize()
+    assert "resource.list" in server.operations
