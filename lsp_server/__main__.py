@@ -1,0 +1,99 @@
+"""``acp-lsp``: the language server (stdio by default), and ``acp-lsp check``.
+
+Nothing but the protocol ever goes to stdout: logs go to stderr or
+``--log-file``, and stray writes to ``sys.stdout`` are sent to stderr.
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+from lsp_server import __version__
+from lsp_server.backend import Target
+from lsp_server.handlers import register
+from lsp_server.server import AcpLanguageServer
+
+
+def host_port(value: str) -> tuple[str, int]:
+    host, sep, port = value.rpartition(":")
+    if not sep or not host or not port.isdigit() or not 0 <= int(port) < 65536:
+        raise argparse.ArgumentTypeError(f"expected HOST:PORT, got {value!r}")
+    return host, int(port)
+
+
+def add_backend_options(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--acp",
+        default="local",
+        metavar="local|URL",
+        help="'local' (default): a backend serving the data dir if one runs, else in-process; "
+        "or a server URL (https://..., or http:// on loopback)",
+    )
+    parser.add_argument(
+        "--token-file", type=Path, help="file holding the server token (else $ACP_TOKEN)"
+    )
+    parser.add_argument(
+        "--data-dir", type=Path, help="backend data dir (else $ACP_DATA_DIR, else XDG data dir)"
+    )
+
+
+def target_from(args: argparse.Namespace) -> Target:
+    return Target(acp=args.acp, data_dir=args.data_dir, token_file=args.token_file)
+
+
+def server_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="acp-lsp",
+        description="Language server presenting an ACP (CleverAgents Agent Client Protocol) "
+        "backend. `acp-lsp check --help` for the command-line check.",
+    )
+    transport = parser.add_mutually_exclusive_group()
+    transport.add_argument("--stdio", action="store_true", help="speak LSP on stdio (default)")
+    transport.add_argument("--tcp", type=host_port, metavar="HOST:PORT", help="listen on TCP")
+    transport.add_argument("--ws", type=host_port, metavar="HOST:PORT", help="listen on WebSocket")
+    add_backend_options(parser)
+    parser.add_argument("--log-file", type=Path, help="write the log here instead of stderr")
+    parser.add_argument(
+        "--log-level", default="WARNING", choices=["DEBUG", "INFO", "WARNING", "ERROR"]
+    )
+    parser.add_argument("--version", action="version", version=f"acp-lsp {__version__}")
+    return parser
+
+
+def setup_logging(level: str, log_file: Path | None) -> None:
+    handler: logging.Handler = (
+        logging.FileHandler(log_file, encoding="utf-8")
+        if log_file
+        else logging.StreamHandler(sys.stderr)
+    )
+    handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
+    logging.basicConfig(level=level, handlers=[handler], force=True)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    arguments = list(sys.argv[1:] if argv is None else argv)
+    if arguments[:1] == ["check"]:
+        from lsp_server.cli_check import main as check_main
+
+        return check_main(arguments[1:])
+    args = server_parser().parse_args(arguments)
+    setup_logging(args.log_level, args.log_file)
+    server = AcpLanguageServer(target_from(args).connect)
+    register(server)
+    if args.tcp:
+        server.start_tcp(*args.tcp)
+    elif args.ws:
+        server.start_ws(*args.ws)
+    else:
+        stdout = sys.stdout.buffer
+        sys.stdout = sys.stderr  # the protocol owns the real stdout
+        server.start_io(sys.stdin.buffer, stdout)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,97 @@
+"""The link to the ACP backend: connect, notice outages, back off, reconnect.
+
+Each (re)connection runs discovery again through ``acp_client.connect``, so
+a backend that restarted on another port (local mode) is found again.
+"""
+
+from __future__ import annotations
+
+import logging
+import random
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from acp_client.client import AcpClient
+from acp_client.connect import connect
+from acp_client.errors import BackendUnreachable
+from acp_client.transport.sse import StreamPolicy
+from lsp_server import __version__
+
+log = logging.getLogger(__name__)
+
+
+@dataclass
+class Backoff:
+    """Exponential with full jitter: 0.2 s, 0.4 s, ... capped at ``cap``."""
+
+    initial: float = 0.2
+    cap: float = 5.0
+    _attempt: int = field(default=0, init=False)
+
+    def next(self) -> float:
+        ceiling = min(self.cap, self.initial * 2**self._attempt)
+        self._attempt += 1
+        return random.uniform(ceiling / 2, ceiling)
+
+    def reset(self) -> None:
+        self._attempt = 0
+
+
+@dataclass(frozen=True)
+class Target:
+    """Where the backend is: ``local`` (discovery, else in-process) or a URL."""
+
+    acp: str = "local"
+    data_dir: Path | None = None
+    token: str | None = field(default=None, repr=False)
+    token_file: Path | None = None
+
+    async def connect(self) -> AcpClient:
+        # The stream gives up quickly: our own loop then reconnects from
+        # scratch, which re-runs discovery (a restarted backend moves port).
+        return await connect(
+            self.acp,
+            data_dir=self.data_dir,
+            token=self.token,
+            token_file=self.token_file,
+            stream_policy=StreamPolicy(max_attempts=2, backoff_initial=0.2, backoff_max=1.0),
+        )
+
+
+Connector = Callable[[], Awaitable[AcpClient]]
+
+
+class BackendLink:
+    """Holds the current client; ``None`` while the backend is unreachable."""
+
+    def __init__(self, connector: Connector) -> None:
+        self._connector = connector
+        self.client: AcpClient | None = None
+
+    async def connect(self) -> AcpClient:
+        """One attempt: a client that has completed ``acp.initialize``."""
+        client = await self._connector()
+        try:
+            await client.initialize("acp-lsp", __version__)
+        except BaseException:
+            await client.aclose()
+            raise
+        self.client = client
+        return client
+
+    def require(self) -> AcpClient:
+        if self.client is None:
+            raise BackendUnreachable(
+                "the ACP backend is not connected", remedy="it reconnects by itself when back"
+            )
+        return self.client
+
+    async def drop(self) -> None:
+        client, self.client = self.client, None
+        if client is None:
+            return
+        try:
+            await client.aclose()
+        except Exception as exc:  # closing a dead link must not stop the reconnect
+            log.debug("closing the ACP client failed: %s", exc)

@@ -1,0 +1,75 @@
+"""LSP handlers: translate lsprotocol messages into calls on the server.
+
+Nothing here decides anything; each handler is one or two lines. Async
+handlers run as tasks, so none of them blocks the editor.
+"""
+
+from __future__ import annotations
+
+from lsprotocol import types
+
+from lsp_server.server import AcpLanguageServer
+
+DIAGNOSTIC_OPTIONS = types.DiagnosticOptions(
+    identifier="acp", inter_file_dependencies=False, workspace_diagnostics=True
+)
+
+
+def register(server: AcpLanguageServer) -> None:
+    @server.feature(types.INITIALIZE)
+    def initialize(ls: AcpLanguageServer, params: types.InitializeParams) -> None:
+        ls.setup(params)
+
+    @server.feature(types.INITIALIZED)
+    async def initialized(ls: AcpLanguageServer, _: types.InitializedParams) -> None:
+        await ls.start()
+
+    @server.feature(types.SHUTDOWN)
+    async def shutdown(ls: AcpLanguageServer, _: None) -> None:
+        await ls.stop()
+
+    @server.feature(types.WORKSPACE_DID_CHANGE_CONFIGURATION)
+    async def configuration_changed(
+        ls: AcpLanguageServer, params: types.DidChangeConfigurationParams
+    ) -> None:
+        await ls.reload_settings(params.settings)
+
+    @server.feature(types.WORKSPACE_DID_CHANGE_WORKSPACE_FOLDERS)
+    async def folders_changed(
+        ls: AcpLanguageServer, _: types.DidChangeWorkspaceFoldersParams
+    ) -> None:
+        await ls.folders_changed()
+
+    @server.feature(types.TEXT_DOCUMENT_DID_OPEN)
+    async def opened(ls: AcpLanguageServer, params: types.DidOpenTextDocumentParams) -> None:
+        await ls.document_opened(params.text_document.uri)
+
+    @server.feature(types.TEXT_DOCUMENT_DID_CHANGE)
+    def changed(ls: AcpLanguageServer, params: types.DidChangeTextDocumentParams) -> None:
+        ls.document_changed(params.text_document.uri)
+
+    @server.feature(types.TEXT_DOCUMENT_DID_SAVE, types.SaveOptions(include_text=False))
+    async def saved(ls: AcpLanguageServer, params: types.DidSaveTextDocumentParams) -> None:
+        await ls.document_saved(params.text_document.uri)
+
+    @server.feature(types.TEXT_DOCUMENT_DID_CLOSE)
+    def closed(ls: AcpLanguageServer, params: types.DidCloseTextDocumentParams) -> None:
+        ls.document_closed(params.text_document.uri)
+
+    @server.feature(types.TEXT_DOCUMENT_DIAGNOSTIC, DIAGNOSTIC_OPTIONS)
+    async def document_diagnostic(
+        ls: AcpLanguageServer, params: types.DocumentDiagnosticParams
+    ) -> types.DocumentDiagnosticReport:
+        return await ls.document_report(params.text_document.uri, params.previous_result_id)
+
+    @server.feature(types.WORKSPACE_DIAGNOSTIC)
+    def workspace_diagnostic(
+        ls: AcpLanguageServer, params: types.WorkspaceDiagnosticParams
+    ) -> types.WorkspaceDiagnosticReport:
+        return ls.workspace_report(params.previous_result_ids)
+
+    @server.feature(types.WINDOW_WORK_DONE_PROGRESS_CANCEL)
+    async def progress_cancelled(
+        ls: AcpLanguageServer, params: types.WorkDoneProgressCancelParams
+    ) -> None:
+        await ls.progress_cancelled(str(params.token))

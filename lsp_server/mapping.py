@@ -1,0 +1,109 @@
+"""Validation results -> LSP diagnostics: the severity table and the anchor.
+
+Severity comes from the validation's mode and outcome, never from the tool
+(ADR-027):
+
+=============  ======  ==========================================
+mode           result  LSP severity
+=============  ======  ==========================================
+required       failed  Error
+required       passed  none (clears the validation's diagnostics)
+informational  failed  Warning
+informational  passed  Hint
+=============  ======  ==========================================
+
+A finding without a location, and a result without findings that still has
+something to say (a failure, an informational pass), is anchored on the line
+that declares the validation in the resource's ``acp.toml`` (``declared_at``);
+without that, on the first line of ``acp.toml``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from lsprotocol.types import Diagnostic, DiagnosticSeverity, Position, PositionEncodingKind, Range
+
+from acp_client.models import Finding, Location, ValidationMode, ValidationResult
+from lsp_server.positions import Lines, convert
+
+DECLARATION_FILE = "acp.toml"
+
+
+def severity_for(mode: ValidationMode, passed: bool) -> DiagnosticSeverity | None:
+    """The fixed table; ``None`` means "show nothing"."""
+    if mode is ValidationMode.REQUIRED:
+        return None if passed else DiagnosticSeverity.Error
+    return DiagnosticSeverity.Hint if passed else DiagnosticSeverity.Warning
+
+
+def anchor_of(result: ValidationResult) -> Location:
+    return result.declared_at or Location(path=DECLARATION_FILE, line=0, character=0)
+
+
+@dataclass(frozen=True, slots=True)
+class Mark:
+    """One diagnostic to show, still in contract terms (code points)."""
+
+    result: ValidationResult
+    location: Location
+    message: str
+    severity: DiagnosticSeverity
+    code: str | None = None
+    anchored: bool = False  # True: shown on the declaration, not where it happened
+
+
+def marks_for(result: ValidationResult) -> dict[str, list[Mark]]:
+    """The result's marks grouped by path (relative to the resource root)."""
+    severity = severity_for(result.mode, result.passed)
+    if severity is None:
+        return {}
+    grouped: dict[str, list[Mark]] = {}
+    for finding in result.findings:
+        mark = _finding_mark(result, finding, severity)
+        grouped.setdefault(mark.location.path, []).append(mark)
+    if not result.findings:
+        text = result.message or (
+            f"{result.validation} passed" if result.passed else f"{result.validation} failed"
+        )
+        anchor = anchor_of(result)
+        grouped[anchor.path] = [Mark(result, anchor, text, severity, anchored=True)]
+    return grouped
+
+
+def _finding_mark(result: ValidationResult, finding: Finding, severity: DiagnosticSeverity) -> Mark:
+    if finding.location is not None:
+        return Mark(result, finding.location, finding.message, severity, finding.code)
+    return Mark(result, anchor_of(result), finding.message, severity, finding.code, anchored=True)
+
+
+def to_diagnostic(
+    mark: Mark, lines: Lines | None, encoding: PositionEncodingKind | str
+) -> Diagnostic:
+    """The LSP diagnostic for ``mark``, columns converted against ``lines``."""
+    loc = mark.location
+    end_line = loc.end_line if loc.end_line is not None else loc.line
+    if loc.end_character is not None:
+        end_character = loc.end_character
+    elif mark.anchored and lines is not None and loc.line < len(lines):
+        end_character = len(lines[loc.line])  # the whole declaring line
+    else:
+        end_character = loc.character + 1  # a point: one character wide
+    result = mark.result
+    return Diagnostic(
+        range=Range(
+            start=Position(loc.line, convert(lines, loc.line, loc.character, encoding)),
+            end=Position(end_line, convert(lines, end_line, end_character, encoding)),
+        ),
+        message=mark.message,
+        severity=mark.severity,
+        source=result.validation,
+        code=mark.code,
+        data={
+            "result_id": result.id,
+            "run_id": result.run_id,
+            "plan_id": result.plan_id,
+            "resource_id": result.resource_id,
+            "validation": result.validation,
+        },
+    )

@@ -1,0 +1,95 @@
+"""Validation runs as ``window/workDoneProgress``; cancelling one cancels the run.
+
+Progress updates go through one queue and one worker so that creating a
+token (a round trip to the editor) never delays diagnostics and never
+reorders a run's begin / report / end.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+
+from lsprotocol.types import WorkDoneProgressBegin, WorkDoneProgressEnd, WorkDoneProgressReport
+from pygls.progress import Progress
+
+from acp_client.events import ValidationCompleted, ValidationResultEvent, ValidationStarted
+
+log = logging.getLogger(__name__)
+
+RunEvent = ValidationStarted | ValidationResultEvent | ValidationCompleted
+
+
+@dataclass
+class _Run:
+    token: str
+    total: int
+    done: int = 0
+
+
+class RunProgress:
+    def __init__(self, progress: Progress, cancel_run: Callable[[str], Awaitable[object]]) -> None:
+        self._progress = progress
+        self._cancel_run = cancel_run
+        self._runs: dict[str, _Run] = {}
+        self._queue: asyncio.Queue[RunEvent] = asyncio.Queue()
+
+    def observe(self, event: RunEvent) -> None:
+        self._queue.put_nowait(event)
+
+    async def run(self) -> None:
+        """The worker: call once, as a background task."""
+        while True:
+            event = await self._queue.get()
+            try:
+                await self._show(event)
+            except asyncio.CancelledError:
+                raise
+            except Exception:
+                log.exception("could not show progress for %s", type(event).__name__)
+
+    async def cancel(self, token: str) -> None:
+        """The editor cancelled a progress: cancel the run it shows."""
+        for run_id, run in self._runs.items():
+            if run.token == token:
+                await self._cancel_run(run_id)
+                return
+
+    async def _show(self, event: RunEvent) -> None:
+        if isinstance(event, ValidationStarted):
+            token = f"acp-run-{event.run_id}"
+            self._runs[event.run_id] = _Run(token, max(1, len(event.validations)))
+            await self._progress.create_async(token)
+            self._progress.begin(
+                token,
+                WorkDoneProgressBegin(
+                    title="Validating",
+                    message=", ".join(event.validations),
+                    cancellable=True,
+                    percentage=0,
+                ),
+            )
+            return
+        run = self._runs.get(
+            event.run_id if isinstance(event, ValidationCompleted) else event.result.run_id
+        )
+        if run is None:
+            return  # started before this session was listening
+        if isinstance(event, ValidationResultEvent):
+            run.done += 1
+            verdict = "passed" if event.result.passed else "failed"
+            self._progress.report(
+                run.token,
+                WorkDoneProgressReport(
+                    message=f"{event.result.validation} {verdict}",
+                    percentage=min(100, run.done * 100 // run.total),
+                ),
+            )
+            return
+        del self._runs[event.run_id]
+        self._progress.tokens.pop(run.token, None)
+        summary = event.summary
+        failed = summary.required_failed + summary.informational_failed
+        self._progress.end(run.token, WorkDoneProgressEnd(message=f"{failed} failed"))

@@ -1,0 +1,111 @@
+"""Which resource a document or workspace folder belongs to.
+
+Every answer comes from the backend's registry (``resource.resolve``); this
+module only caches it and refuses to believe an answer that does not hold:
+a document is never attributed to a resource whose root (or sandbox root)
+does not contain it. With nested roots the backend picks the deepest; we
+check containment, never guess. Non-``file:`` URIs have no place at all.
+"""
+
+from __future__ import annotations
+
+import logging
+import posixpath
+from dataclasses import dataclass
+
+from acp_client.client import AcpClient
+from acp_client.errors import NotFound
+from acp_client.models import Resource
+from acp_client.paths import NotAFilePath, is_within, path_to_uri, real_path
+from lsp_server.store import FileKey
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True, slots=True)
+class Placement:
+    """A document's place in the registry."""
+
+    resource: Resource
+    logical_path: str
+    sandbox: bool
+
+    @property
+    def key(self) -> FileKey:
+        return (self.resource.id, self.logical_path)
+
+
+def file_path(uri: str) -> str | None:
+    """The real path behind a ``file:`` URI; None for any other scheme."""
+    try:
+        return real_path(uri)
+    except NotAFilePath:
+        return None
+
+
+def contains(resource: Resource, path: str) -> bool:
+    roots = (resource.root, *resource.sandbox_roots)
+    return any(is_within(path, root) for root in roots)
+
+
+def _sane_logical_path(logical: str) -> bool:
+    normal = posixpath.normpath(logical)
+    return not logical.startswith("/") and normal != ".." and not normal.startswith("../")
+
+
+class Roots:
+    """Placements of documents and folders, cached until the registry changes."""
+
+    def __init__(self) -> None:
+        self.resources: dict[str, Resource] = {}
+        self._placements: dict[str, Placement | None] = {}
+
+    async def place(self, client: AcpClient, uri: str) -> Placement | None:
+        """Where ``uri`` belongs, or None (other scheme, unregistered, refused).
+
+        Backend outages (``TransportError``) propagate and are not cached.
+        """
+        path = file_path(uri)
+        if path is None:
+            return None
+        if path in self._placements:
+            return self._placements[path]
+        try:
+            answer = await client.resource_resolve(path)
+        except NotFound:
+            placement = None
+        else:
+            placement = Placement(answer.resource, answer.logical_path, answer.sandbox)
+            if not contains(answer.resource, path) or not _sane_logical_path(answer.logical_path):
+                log.warning(
+                    "refusing %s -> resource %s (%s): not under its roots",
+                    path,
+                    answer.resource.name,
+                    answer.logical_path,
+                )
+                placement = None
+        if placement is not None:
+            self.resources[placement.resource.id] = placement.resource
+        self._placements[path] = placement
+        return placement
+
+    def remember(self, resource: Resource) -> None:
+        self.resources[resource.id] = resource
+
+    def forget(self, resource_id: str) -> None:
+        self.resources.pop(resource_id, None)
+        self.invalidate()
+
+    def invalidate(self) -> None:
+        """The registry changed: every cached answer may be wrong now."""
+        self._placements.clear()
+
+    def path_of(self, key: FileKey) -> str | None:
+        resource = self.resources.get(key[0])
+        if resource is None:
+            return None
+        return resource.root if key[1] == "." else posixpath.join(resource.root, key[1])
+
+    def uri_of(self, key: FileKey) -> str | None:
+        path = self.path_of(key)
+        return None if path is None else path_to_uri(path)

@@ -1,0 +1,110 @@
+"""The one diagnostics store both push and pull serve from.
+
+Keyed by file (resource id, path relative to its root), then by validation:
+a new result for a validation replaces only that validation's marks, in
+every file it had touched, so several validations on one file merge. Every
+change bumps the file's version, which the pull path hands out as result id.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from acp_client.models import ResultOutcome, ValidationResult
+from lsp_server.mapping import Mark, marks_for
+
+FileKey = tuple[str, str]
+"""(resource id, POSIX path relative to the resource root)."""
+
+
+class DiagnosticsStore:
+    def __init__(self) -> None:
+        self._marks: dict[FileKey, dict[str, list[Mark]]] = {}
+        self._latest: dict[tuple[str, str], ValidationResult] = {}
+        self._files_of: dict[tuple[str, str], set[FileKey]] = {}
+        self._versions: dict[FileKey, int] = {}
+        self._clock = 0
+
+    def apply(self, result: ValidationResult) -> set[FileKey]:
+        """Take in a result; return the files whose diagnostics changed.
+
+        Ignored: plan results (they describe a sandbox, not the files the
+        editor shows), cancelled runs (the earlier state still stands), and
+        results of a run older than the one already shown (a superseded run
+        finishing late).
+        """
+        if result.plan_id is not None or result.outcome is ResultOutcome.CANCELLED:
+            return set()
+        slot = (result.resource_id, result.validation)
+        shown = self._latest.get(slot)
+        if shown is not None and result.started_at < shown.started_at:
+            return set()
+        self._latest[slot] = result
+        touched = self._files_of.pop(slot, set())
+        for key in touched:
+            self._drop(key, result.validation)
+        grouped = marks_for(result)
+        added = {(result.resource_id, path) for path in grouped}
+        for path, marks in grouped.items():
+            self._marks.setdefault((result.resource_id, path), {})[result.validation] = marks
+        if added:
+            self._files_of[slot] = added
+        changed = touched | added
+        self._bump(changed)
+        return changed
+
+    def replace(self, resource_id: str, results: Iterable[ValidationResult]) -> set[FileKey]:
+        """A resource's full listing: apply it, and drop validations it no
+        longer has (a resync after an outage converges to the backend)."""
+        changed: set[FileKey] = set()
+        listed: set[str] = set()
+        for result in results:
+            listed.add(result.validation)
+            changed |= self.apply(result)
+        for slot in [s for s in self._latest if s[0] == resource_id and s[1] not in listed]:
+            del self._latest[slot]
+            for key in self._files_of.pop(slot, set()):
+                self._drop(key, slot[1])
+                changed.add(key)
+        self._bump(changed)
+        return changed
+
+    def clear_file(self, key: FileKey) -> bool:
+        """Forget every mark on one file (``clearOnEdit``); True if any was shown."""
+        by_validation = self._marks.pop(key, None)
+        if not by_validation:
+            return False
+        for validation in by_validation:
+            files = self._files_of.get((key[0], validation))
+            if files is not None:
+                files.discard(key)
+        self._bump({key})
+        return True
+
+    def forget_resource(self, resource_id: str) -> set[FileKey]:
+        """Drop a resource's results (unregistered, or about to be refilled)."""
+        return self.replace(resource_id, ())
+
+    def marks(self, key: FileKey) -> list[Mark]:
+        by_validation = self._marks.get(key, {})
+        return [mark for marks in by_validation.values() for mark in marks]
+
+    def version(self, key: FileKey) -> int:
+        return self._versions.get(key, 0)
+
+    def files(self) -> list[FileKey]:
+        """Every file that has had marks, emptied ones included."""
+        return list(self._versions)
+
+    def _drop(self, key: FileKey, validation: str) -> None:
+        by_validation = self._marks.get(key)
+        if by_validation is None:
+            return
+        by_validation.pop(validation, None)
+        if not by_validation:
+            del self._marks[key]
+
+    def _bump(self, keys: Iterable[FileKey]) -> None:
+        for key in keys:
+            self._clock += 1
+            self._versions[key] = self._clock
