@@ -12,7 +12,7 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
-from collections.abc import AsyncIterator
+from collections.abc import AsyncGenerator
 from datetime import UTC, datetime
 from typing import Any, TypeVar
 
@@ -76,7 +76,7 @@ class EventLog:
         oldest = rows[0]["oldest"]
         return None if oldest is None else int(oldest)
 
-    async def subscribe(self, after: int | None = None) -> AsyncIterator[dict[str, Any]]:
+    async def subscribe(self, after: int | None = None) -> AsyncGenerator[dict[str, Any], None]:
         """Notifications after ``after`` (from now when ``None``), then live ones.
 
         When the events right after ``after`` are no longer retained (or

@@ -11,7 +11,7 @@ from __future__ import annotations
 import importlib
 import logging
 import os
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncGenerator, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -113,7 +113,7 @@ class BackendFacade:
                 f"internal error while handling {name}", remedy="see the backend's log"
             ) from None
 
-    def subscribe(self, after: int | None = None) -> AsyncIterator[dict[str, Any]]:
+    def subscribe(self, after: int | None = None) -> AsyncGenerator[dict[str, Any], None]:
         return self.context.events.subscribe(after)
 
     async def aclose(self) -> None:

@@ -126,6 +126,11 @@ class Store:
         busy_timeout_ms: int = BUSY_TIMEOUT_MS,
     ) -> None:
         self.data_dir = data_dir
+        if data_dir.exists() and not data_dir.is_dir():
+            raise InvalidState(
+                f"the data dir {data_dir} is not a directory",
+                remedy="choose another one with --data-dir or $ACP_DATA_DIR",
+            )
         data_dir.mkdir(mode=0o700, parents=True, exist_ok=True)
         self.path = data_dir / DATABASE_NAME
         # Autocommit mode: transactions are explicit (see ``write``).
