@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from lsp_server import __version__
-from lsp_server.backend import Target
+from lsp_server.backend import Target, add_target_options
 from lsp_server.handlers import register
 from lsp_server.server import AcpLanguageServer
 
@@ -23,26 +23,6 @@ def host_port(value: str) -> tuple[str, int]:
     if not sep or not host or not port.isdigit() or not 0 <= int(port) < 65536:
         raise argparse.ArgumentTypeError(f"expected HOST:PORT, got {value!r}")
     return host, int(port)
-
-
-def add_backend_options(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument(
-        "--acp",
-        default="local",
-        metavar="local|URL",
-        help="'local' (default): a backend serving the data dir if one runs, else in-process; "
-        "or a server URL (https://..., or http:// on loopback)",
-    )
-    parser.add_argument(
-        "--token-file", type=Path, help="file holding the server token (else $ACP_TOKEN)"
-    )
-    parser.add_argument(
-        "--data-dir", type=Path, help="backend data dir (else $ACP_DATA_DIR, else XDG data dir)"
-    )
-
-
-def target_from(args: argparse.Namespace) -> Target:
-    return Target(acp=args.acp, data_dir=args.data_dir, token_file=args.token_file)
 
 
 def server_parser() -> argparse.ArgumentParser:
@@ -55,7 +35,7 @@ def server_parser() -> argparse.ArgumentParser:
     transport.add_argument("--stdio", action="store_true", help="speak LSP on stdio (default)")
     transport.add_argument("--tcp", type=host_port, metavar="HOST:PORT", help="listen on TCP")
     transport.add_argument("--ws", type=host_port, metavar="HOST:PORT", help="listen on WebSocket")
-    add_backend_options(parser)
+    add_target_options(parser)
     parser.add_argument("--log-file", type=Path, help="write the log here instead of stderr")
     parser.add_argument(
         "--log-level", default="WARNING", choices=["DEBUG", "INFO", "WARNING", "ERROR"]
@@ -82,7 +62,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return check_main(arguments[1:])
     args = server_parser().parse_args(arguments)
     setup_logging(args.log_level, args.log_file)
-    server = AcpLanguageServer(target_from(args).connect)
+    server = AcpLanguageServer(Target.from_args(args).connect)
     register(server)
     if args.tcp:
         server.start_tcp(*args.tcp)

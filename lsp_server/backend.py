@@ -6,6 +6,7 @@ a backend that restarted on another port (local mode) is found again.
 
 from __future__ import annotations
 
+import argparse
 import logging
 import random
 from collections.abc import Awaitable, Callable
@@ -47,6 +48,10 @@ class Target:
     token: str | None = field(default=None, repr=False)
     token_file: Path | None = None
 
+    @classmethod
+    def from_args(cls, args: argparse.Namespace) -> Target:
+        return cls(acp=args.acp, data_dir=args.data_dir, token_file=args.token_file)
+
     async def connect(self) -> AcpClient:
         # The stream gives up quickly: our own loop then reconnects from
         # scratch, which re-runs discovery (a restarted backend moves port).
@@ -57,6 +62,22 @@ class Target:
             token_file=self.token_file,
             stream_policy=StreamPolicy(max_attempts=2, backoff_initial=0.2, backoff_max=1.0),
         )
+
+
+def add_target_options(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--acp",
+        default="local",
+        metavar="local|URL",
+        help="'local' (default): the backend serving the data dir if one runs, else "
+        "in-process; or a server URL (https://..., or http:// on loopback)",
+    )
+    parser.add_argument(
+        "--token-file", type=Path, help="file holding the server's token (else $ACP_TOKEN)"
+    )
+    parser.add_argument(
+        "--data-dir", type=Path, help="backend data dir (else $ACP_DATA_DIR, else XDG data dir)"
+    )
 
 
 Connector = Callable[[], Awaitable[AcpClient]]

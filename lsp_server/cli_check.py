@@ -1,0 +1,322 @@
+"""``acp-lsp check``: the editor's diagnostics, headless, for CI and the terminal.
+
+Same resolution (``resource.resolve``) and the same mapping (severity table,
+declaration anchor) as the language server. Exit status: 0 when no required
+validation failed, 1 when one did, 2 when the backend could not be reached,
+a PATH is not in a registered resource, or the run did not finish in time.
+
+It registers nothing unless told: ``--register`` registers each PATH that
+is a directory outside every resource, the one mutating call it makes.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import sys
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from lsprotocol.types import DiagnosticSeverity
+
+from acp_client.client import AcpClient
+from acp_client.errors import AcpError, NotFound, TransportError
+from acp_client.models import Resource, ResultOutcome, ValidationMode, ValidationResult
+from acp_client.paths import is_within, path_to_uri, real_path
+from lsp_server import __version__
+from lsp_server.backend import Target, add_target_options
+from lsp_server.mapping import Mark, marks_for
+
+OK, FAILED, UNUSABLE = 0, 1, 2
+POLL_INTERVAL = 0.1
+SEVERITY_WORDS = {
+    DiagnosticSeverity.Error: "error",
+    DiagnosticSeverity.Warning: "warning",
+    DiagnosticSeverity.Information: "info",
+    DiagnosticSeverity.Hint: "hint",
+}
+SARIF_LEVELS = {"error": "error", "warning": "warning", "info": "note", "hint": "note"}
+
+
+class Unusable(Exception):
+    """Exit 2 with this message."""
+
+
+@dataclass(frozen=True)
+class Given:
+    text: str  # as typed
+    path: str  # real path
+    is_dir: bool
+    is_file: bool
+
+
+@dataclass
+class Scope:
+    """What the user asked about inside one resource."""
+
+    resource: Resource
+    paths: list[str] = field(default_factory=list)  # absolute real paths given
+    files: list[str] = field(default_factory=list)  # logical paths of files given
+
+    def covers(self, absolute: str) -> bool:
+        return any(is_within(absolute, path) for path in self.paths)
+
+
+@dataclass(frozen=True)
+class Line:
+    path: str  # absolute
+    mark: Mark
+
+    @property
+    def severity(self) -> str:
+        return SEVERITY_WORDS[self.mark.severity]
+
+
+def parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="acp-lsp check",
+        description="Run a resource's validations and print the findings as the editor shows them.",
+    )
+    parser.add_argument("paths", nargs="*", default=["."], metavar="PATH")
+    parser.add_argument("--format", choices=["text", "json", "sarif"], default="text")
+    add_target_options(parser)
+    parser.add_argument(
+        "--no-run", action="store_true", help="report the latest results, start no run"
+    )
+    parser.add_argument(
+        "--register",
+        action="store_true",
+        help="register each PATH directory that is in no resource yet (otherwise: exit 2)",
+    )
+    parser.add_argument(
+        "--timeout", type=float, default=600.0, help="seconds to wait for the run (default 600)"
+    )
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = parser().parse_args(argv)
+    try:
+        return asyncio.run(check(args, inspect_paths(args.paths)))
+    except Unusable as exc:
+        print(f"acp-lsp check: {exc}", file=sys.stderr)
+        return UNUSABLE
+    except KeyboardInterrupt:
+        return UNUSABLE
+
+
+def inspect_paths(texts: Sequence[str]) -> list[Given]:
+    given = []
+    for text in texts:
+        path = real_path(text)
+        if not os.path.exists(path):
+            raise Unusable(f"{text}: no such file or directory")
+        given.append(Given(text, path, os.path.isdir(path), os.path.isfile(path)))
+    return given
+
+
+async def check(args: argparse.Namespace, given: Sequence[Given]) -> int:
+    try:
+        client = await Target.from_args(args).connect()
+        await client.initialize("acp-lsp check", __version__)
+    except AcpError as exc:
+        raise Unusable(f"the ACP backend could not be reached: {exc}") from None
+    started: list[str] = []
+    try:
+        scopes = await scopes_for(client, given, args.register)
+        results: list[ValidationResult] = []
+        async with asyncio.timeout(args.timeout):
+            for scope in scopes.values():
+                if args.no_run:
+                    results.extend(await latest(client, scope.resource.id))
+                else:
+                    results.extend(await run_and_wait(client, scope, started))
+    except TimeoutError:
+        for run_id in started:
+            await client.validation_cancel(run_id)
+        raise Unusable(f"the validations did not finish within {args.timeout:g} s") from None
+    except TransportError as exc:
+        raise Unusable(f"the ACP backend could not be reached: {exc}") from None
+    except AcpError as exc:
+        raise Unusable(str(exc)) from None
+    finally:
+        await client.aclose()
+    lines, failed = collect(results, scopes)
+    print(render(lines, args.format), end="")
+    summarise(lines, failed, results)
+    return FAILED if failed else OK
+
+
+async def scopes_for(
+    client: AcpClient,
+    given: Sequence[Given],
+    register: bool,
+) -> dict[str, Scope]:
+    """Each PATH's resource, through ``resource.resolve`` like the editor's."""
+    scopes: dict[str, Scope] = {}
+    for item in given:
+        text, path = item.text, item.path
+        try:
+            answer = await client.resource_resolve(path)
+        except NotFound:
+            if not (register and item.is_dir):
+                raise Unusable(
+                    f"{text} is not in a registered resource; register it with "
+                    f"`acp-backend resource add {text}` or rerun with --register"
+                ) from None
+            await client.resource_register(path)
+            print(f"acp-lsp check: registered {path}", file=sys.stderr)
+            answer = await client.resource_resolve(path)
+        scope = scopes.setdefault(answer.resource.id, Scope(answer.resource))
+        scope.paths.append(path)
+        if item.is_file:
+            scope.files.append(answer.logical_path)
+    return scopes
+
+
+async def latest(client: AcpClient, resource_id: str) -> list[ValidationResult]:
+    results: list[ValidationResult] = []
+    cursor: str | None = None
+    while True:
+        page = await client.validation_list_results(resource_id, after=cursor)
+        results.extend(page.results)
+        cursor = page.next_cursor
+        if cursor is None:
+            return results
+
+
+async def run_and_wait(
+    client: AcpClient, scope: Scope, started: list[str]
+) -> list[ValidationResult]:
+    """Start a run and poll the latest results until each of its validations
+    has a newer one (ours, or a newer run's that superseded it)."""
+    resource_id = scope.resource.id
+    before = {r.validation: r.id for r in await latest(client, resource_id)}
+    only_files = tuple(scope.files) if len(scope.files) == len(scope.paths) else None
+    run = await client.validation_run(resource_id, paths=only_files)
+    started.append(run.run_id)
+    while True:
+        current = {r.validation: r for r in await latest(client, resource_id)}
+        if all(_settled(current.get(n), before.get(n), run.run_id) for n in run.validations):
+            return [current[name] for name in run.validations]
+        await asyncio.sleep(POLL_INTERVAL)
+
+
+def _settled(result: ValidationResult | None, before: str | None, run_id: str) -> bool:
+    if result is None or result.id == before:
+        return False
+    return result.outcome is not ResultOutcome.CANCELLED or result.run_id == run_id
+
+
+def collect(
+    results: Sequence[ValidationResult], scopes: dict[str, Scope]
+) -> tuple[list[Line], list[str]]:
+    """Lines in scope, and the required validations that failed in scope."""
+    lines: list[Line] = []
+    failed: list[str] = []
+    for result in results:
+        scope = scopes[result.resource_id]
+        in_scope = [
+            Line(os.path.join(scope.resource.root, mark.location.path), mark)
+            for marks in marks_for(result).values()
+            for mark in marks
+        ]
+        in_scope = [line for line in in_scope if line.mark.anchored or scope.covers(line.path)]
+        lines.extend(in_scope)
+        if result.mode is ValidationMode.REQUIRED and not result.passed and in_scope:
+            failed.append(result.validation)
+    lines.sort(key=lambda x: (x.path, x.mark.location.line, x.mark.location.character))
+    return lines, failed
+
+
+def shown_path(path: str) -> str:
+    relative = os.path.relpath(path)
+    return path if relative.startswith("..") else relative
+
+
+def render(lines: Sequence[Line], fmt: str) -> str:
+    if fmt == "json":
+        return json.dumps([as_json(line) for line in lines], indent=2) + "\n"
+    if fmt == "sarif":
+        return json.dumps(as_sarif(lines), indent=2) + "\n"
+    return "".join(
+        f"{shown_path(line.path)}:{line.mark.location.line + 1}:"
+        f"{line.mark.location.character + 1}: {line.severity}: {line.mark.message} "
+        f"[{line.mark.result.validation}]\n"
+        for line in lines
+    )
+
+
+def as_json(line: Line) -> dict[str, Any]:
+    loc = line.mark.location
+    result = line.mark.result
+    return {
+        "path": line.path,
+        "line": loc.line + 1,
+        "column": loc.character + 1,
+        "end_line": None if loc.end_line is None else loc.end_line + 1,
+        "end_column": None if loc.end_character is None else loc.end_character + 1,
+        "severity": line.severity,
+        "message": line.mark.message,
+        "code": line.mark.code,
+        "validation": result.validation,
+        "mode": str(result.mode),
+        "result_id": result.id,
+        "run_id": result.run_id,
+    }
+
+
+def as_sarif(lines: Sequence[Line]) -> dict[str, Any]:
+    results = []
+    for line in lines:
+        loc = line.mark.location
+        region: dict[str, int] = {"startLine": loc.line + 1, "startColumn": loc.character + 1}
+        if loc.end_line is not None:
+            region["endLine"] = loc.end_line + 1
+        if loc.end_character is not None:
+            region["endColumn"] = loc.end_character + 1
+        results.append(
+            {
+                "ruleId": line.mark.code or line.mark.result.validation,
+                "level": SARIF_LEVELS[line.severity],
+                "message": {"text": f"{line.mark.message} [{line.mark.result.validation}]"},
+                "locations": [
+                    {
+                        "physicalLocation": {
+                            "artifactLocation": {"uri": path_to_uri(line.path)},
+                            "region": region,
+                        }
+                    }
+                ],
+            }
+        )
+    return {
+        "$schema": "https://json.schemastore.org/sarif-2.1.0.json",
+        "version": "2.1.0",
+        "runs": [
+            {
+                "tool": {"driver": {"name": "acp-lsp", "version": __version__}},
+                "columnKind": "unicodeCodePoints",
+                "results": results,
+            }
+        ],
+    }
+
+
+def summarise(lines: Sequence[Line], failed: Sequence[str], results: Sequence[Any]) -> None:
+    counts = {
+        word: sum(1 for line in lines if line.severity == word) for word in ("error", "warning")
+    }
+    verdict = (
+        f"required failed: {', '.join(sorted(set(failed)))}"
+        if failed
+        else "no required validation failed"
+    )
+    print(
+        f"acp-lsp check: {len(results)} validation(s), {counts['error']} error(s), "
+        f"{counts['warning']} warning(s); {verdict}",
+        file=sys.stderr,
+    )
