@@ -79,24 +79,28 @@ class EventLog:
     async def subscribe(self, after: int | None = None) -> AsyncGenerator[dict[str, Any], None]:
         """Notifications after ``after`` (from now when ``None``), then live ones.
 
-        When the events right after ``after`` are no longer retained (or
-        ``after`` is an id this log never issued), a ``stream.reset`` comes
-        first: its event id is the one the stream continues after.
+        A ``stream.reset`` comes first when ``after`` is an id this log never
+        issued, or when events right after it are no longer retained (asked
+        too late, or a consumer so slow that retention overtook it); its
+        event id is the one the stream continues after.
         """
         self._loop = asyncio.get_running_loop()
+        last = self.last_id()
         if after is None:
-            after = self.last_id()
-        else:
-            reset = self._reset_for(after)
-            if reset is not None:
-                yield reset.to_notification()
-                after = reset.event_id
+            after = last
+        elif after > last:
+            yield self._reset(last, f"event id {after} was never issued by this backend")
+            after = last
         while not self._closed:
             published = self._published
             rows = self._store.query(
                 "SELECT id, method, params FROM events WHERE id > ? ORDER BY id LIMIT ?",
                 (after, _REPLAY_BATCH),
             )
+            # Ids are contiguous (AUTOINCREMENT, and a rolled-back insert takes
+            # its id back), so a gap means retention deleted those events.
+            if rows and rows[0]["id"] > after + 1:
+                yield self._reset(rows[0]["id"] - 1, f"events after {after} are no longer retained")
             for row in rows:
                 after = int(row["id"])
                 params = {"event_id": after, **json.loads(row["params"])}
@@ -126,22 +130,11 @@ class EventLog:
         else:
             published.set()
 
-    def _reset_for(self, after: int) -> StreamReset | None:
-        last = self.last_id()
-        now = datetime.now(UTC)
-        if after > last:
-            return StreamReset(
-                event_id=last,
-                at=now,
-                reason=f"event id {after} was never issued by this backend (its log was reset)",
-                oldest_event_id=self.oldest_id(),
-            )
-        oldest = self.oldest_id()
-        if oldest is not None and after < oldest - 1:
-            return StreamReset(
-                event_id=oldest - 1,
-                at=now,
-                reason=f"events after {after} are no longer retained",
-                oldest_event_id=oldest,
-            )
-        return None
+    def _reset(self, continue_after: int, reason: str) -> dict[str, Any]:
+        reset = StreamReset(
+            event_id=continue_after,
+            at=datetime.now(UTC),
+            reason=reason,
+            oldest_event_id=self.oldest_id(),
+        )
+        return reset.to_notification()

@@ -74,6 +74,14 @@ def parse_params(operation: Operation, params: Mapping[str, Any] | None) -> Para
         ) from None
 
 
+def _method_not_found(name: str, message: str) -> MethodNotFound:
+    return MethodNotFound(
+        message,
+        remedy="acp.initialize lists the operations this backend implements",
+        data={"method": name},
+    )
+
+
 class BackendFacade:
     """Implements ``acp_client.transport.Facade`` over a data dir."""
 
@@ -87,18 +95,11 @@ class BackendFacade:
         name = canonical_method(method) if isinstance(method, str) else repr(method)
         operation = OPERATIONS.get(name)
         if operation is None:
-            raise MethodNotFound(
-                f"unknown method {name!r}",
-                remedy="acp.initialize lists the operations this backend implements",
-                data={"method": name},
-            )
+            raise _method_not_found(name, f"unknown method {name!r}")
         handler = HANDLERS.get(name)
         if handler is None:
-            raise MethodNotFound(
-                f"{name} is not implemented by this backend yet",
-                remedy="acp.initialize lists the operations this backend implements",
-                data={"method": name},
-            )
+            # In the contract, but its backend side lands later: say so, fake nothing.
+            raise _method_not_found(name, f"{name} is not implemented by this backend yet")
         parsed = parse_params(operation, params)
         try:
             result = await handler(self.context, parsed)

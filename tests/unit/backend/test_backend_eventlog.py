@@ -90,6 +90,20 @@ async def test_an_id_older_than_retention_gets_a_stream_reset_first(store: Store
     await stream.aclose()
 
 
+async def test_a_consumer_overtaken_by_retention_gets_a_stream_reset(store: Store) -> None:
+    events = EventLog(store, retention=5)
+    publish_applied(events, 3)
+    stream = events.subscribe(after=0)
+    assert [e.event_id for e in await take(stream, 2)] == [1, 2]
+    publish_applied(events, 10)  # 4..8 are deleted before the consumer asks again
+    three, reset, *rest = await take(stream, 7)
+    assert three.event_id == 3  # already read from the table before the deletion
+    assert isinstance(reset, StreamReset)
+    assert (reset.event_id, reset.oldest_event_id) == (8, 9)
+    assert [e.event_id for e in rest] == [9, 10, 11, 12, 13]
+    await stream.aclose()
+
+
 async def test_no_reset_when_nothing_was_lost(store: Store) -> None:
     events = EventLog(store, retention=5)
     publish_applied(events, 12)
