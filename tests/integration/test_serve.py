@@ -1,0 +1,145 @@
+"""``serve()`` as a real process: backend.json, the token, discovery, shutdown."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import signal
+import stat
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import httpx
+import pytest
+
+from acp_backend.http_server import UnsafeBind, check_bind
+from acp_client import connect
+from acp_client.discovery import BACKEND_FILE, read_backend_file
+from acp_client.transport.http import HttpTransport
+
+WAIT = 30.0
+ACP_BACKEND = str(Path(sys.executable).parent / "acp-backend")
+
+
+class Served:
+    def __init__(self, data_dir: Path, log: Path) -> None:
+        self.data_dir = data_dir
+        self.log = log
+        self.process = subprocess.Popen(
+            [ACP_BACKEND, "--data-dir", str(data_dir), "serve", "--port", "0"],
+            stdout=log.open("wb"),
+            stderr=subprocess.STDOUT,
+            env={k: v for k, v in os.environ.items() if k != "ACP_TOKEN"},
+        )
+
+    def wait_for_file(self) -> Path:
+        path = self.data_dir / BACKEND_FILE
+        deadline = time.monotonic() + WAIT
+        while not path.exists():
+            assert self.process.poll() is None, self.log.read_text()
+            assert time.monotonic() < deadline, "backend.json never appeared"
+            time.sleep(0.05)
+        return path
+
+    def stop(self, signum: int) -> int:
+        self.process.send_signal(signum)
+        return self.process.wait(WAIT)
+
+
+@pytest.fixture
+def served(tmp_path: Path) -> Iterator[Served]:
+    server = Served(tmp_path / "data", tmp_path / "serve.log")
+    yield server
+    if server.process.poll() is None:
+        server.process.kill()
+        server.process.wait(WAIT)
+
+
+@pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGINT])
+async def test_serve_publishes_a_private_backend_file_and_withdraws_it(
+    served: Served, signum: int
+) -> None:
+    path = served.wait_for_file()
+    assert stat.S_IMODE(path.stat().st_mode) == 0o600
+    info = read_backend_file(served.data_dir)
+    assert info is not None
+    assert info.pid == served.process.pid
+    assert Path(info.data_dir) == served.data_dir.resolve()
+    assert info.port > 0
+    assert len(info.token) >= 32
+    assert not list(served.data_dir.glob("*.tmp"))
+
+    async with httpx.AsyncClient(base_url=info.url, timeout=WAIT) as http:
+        request = {"jsonrpc": "2.0", "id": 1, "method": "resource.list", "params": {}}
+        assert (await http.post("/acp/v1", json=request)).status_code == 401
+        answered = await http.post(
+            "/acp/v1", json=request, headers={"Authorization": f"Bearer {info.token}"}
+        )
+        assert answered.json() == {"jsonrpc": "2.0", "id": 1, "result": {"resources": []}}
+
+    # Local mode finds it and talks to it instead of opening the store itself.
+    async with await connect("local", data_dir=served.data_dir) as client:
+        assert isinstance(client.transport, HttpTransport)
+        assert await client.resource_list() == ()
+        waiting = asyncio.ensure_future(anext(aiter(client.events())))
+        await asyncio.sleep(0.3)
+        # A shutdown with a subscriber attached still ends promptly.
+        started = time.monotonic()
+        served.stop(signum)
+        assert time.monotonic() - started < 10
+        waiting.cancel()
+
+    assert not path.exists()
+    log = served.log.read_text(errors="replace")
+    assert "ACP backend on http://127.0.0.1" in log
+    assert info.token not in log
+
+
+def test_a_new_start_gets_a_new_token(tmp_path: Path) -> None:
+    tokens = []
+    for run in range(2):
+        server = Served(tmp_path / "data", tmp_path / f"serve{run}.log")
+        server.wait_for_file()
+        info = read_backend_file(server.data_dir)
+        assert info is not None
+        tokens.append(info.token)
+        server.stop(signal.SIGTERM)
+    assert tokens[0] != tokens[1]
+
+
+def test_a_non_loopback_bind_without_tls_is_refused(tmp_path: Path) -> None:
+    result = subprocess.run(
+        [ACP_BACKEND, "--data-dir", str(tmp_path), "serve", "--host", "0.0.0.0"],
+        capture_output=True,
+        text=True,
+        timeout=WAIT,
+        check=False,
+    )
+    assert result.returncode != 0
+    assert "--insecure-bind" in result.stderr
+    assert "Traceback" not in result.stderr
+    assert not (tmp_path / BACKEND_FILE).exists()
+
+
+@pytest.mark.parametrize(
+    ("host", "tls", "insecure", "allowed"),
+    [
+        ("127.0.0.1", False, False, True),
+        ("::1", False, False, True),
+        ("localhost", False, False, True),
+        ("0.0.0.0", False, False, False),
+        ("192.168.1.10", False, False, False),
+        ("example.com", False, False, False),
+        ("0.0.0.0", True, False, True),
+        ("0.0.0.0", False, True, True),
+    ],
+)
+def test_bind_policy(host: str, tls: bool, insecure: bool, allowed: bool) -> None:
+    if allowed:
+        check_bind(host, tls, insecure)
+    else:
+        with pytest.raises(UnsafeBind, match=host):
+            check_bind(host, tls, insecure)
