@@ -24,7 +24,7 @@ from pathlib import PurePosixPath, PureWindowsPath
 from acp_backend.eventlog import EventLog
 from acp_backend.ids import new_ulid
 from acp_backend.store import Store
-from acp_client.errors import AlreadyExists, InvalidParams, NotFound, OutsideRoot
+from acp_client.errors import AlreadyExists, InvalidParams, NotFound
 from acp_client.events import ResourceChanged
 from acp_client.models import Resource
 from acp_client.operations import ResourceResolveResult
@@ -151,19 +151,13 @@ class Registry:
         self._events = events
 
     def resources(self) -> list[Resource]:
-        sandboxes: dict[str, list[str]] = {}
-        for row in self._store.query("SELECT resource_id, root FROM sandbox_roots ORDER BY root"):
-            sandboxes.setdefault(row["resource_id"], []).append(row["root"])
-        return [
-            _resource(row, sandboxes.get(row["id"], ()))
-            for row in self._store.query("SELECT * FROM resources ORDER BY name, id")
-        ]
+        return self._load("", ())
 
     def get(self, ref: str) -> Resource:
         """A resource by id or, failing that, by name."""
-        for resource in self.resources():
-            if ref in (resource.id, resource.name):
-                return resource
+        found = self._load("WHERE id = ? OR name = ?", (ref, ref))
+        if found:
+            return min(found, key=lambda resource: resource.id != ref)  # an id match first
         raise NotFound(
             f"no resource with id or name {ref!r}",
             remedy="list them with: acp-backend resource list",
@@ -203,21 +197,6 @@ class Registry:
     def resolve(self, path: str) -> ResourceResolveResult:
         return resolve_path(normalized_real_path(path), root_entries(self.resources()))
 
-    def locate(self, resource: Resource, path: str) -> str:
-        """The logical path of ``path`` (absolute, or relative to the root) in
-        ``resource``: the path jail for anything a tool or a plan names.
-        OutsideRoot when it escapes (``..``, a symlink, a nested checkout)."""
-        is_absolute = PurePosixPath(path).is_absolute() or PureWindowsPath(path).is_absolute()
-        candidate = path if is_absolute else posixpath.join(resource.root, path)
-        try:
-            return resolve_path(
-                normalized_real_path(candidate), root_entries([resource])
-            ).logical_path
-        except NotFound as exc:
-            raise OutsideRoot(
-                f"{path} is outside resource {resource.name!r} ({resource.root})"
-            ) from exc
-
     def add_sandbox_root(self, resource_id: str, path: str) -> Resource:
         """Make ``path`` (a plan's work tree) resolve to ``resource_id``."""
         resource = self.get(resource_id)
@@ -240,6 +219,13 @@ class Registry:
         if not deleted:
             raise NotFound(f"{root} is not a sandbox of resource {resource.name!r}")
         return self._changed(resource.id)
+
+    def _load(self, where: str, params: tuple[str, ...]) -> list[Resource]:
+        rows = self._store.query(f"SELECT * FROM resources {where} ORDER BY name, id", params)
+        sandboxes: dict[str, list[str]] = {row["id"]: [] for row in rows}
+        for row in self._store.query("SELECT resource_id, root FROM sandbox_roots ORDER BY root"):
+            sandboxes.get(row["resource_id"], []).append(row["root"])
+        return [_resource(row, sandboxes[row["id"]]) for row in rows]
 
     def _changed(self, resource_id: str) -> Resource:
         resource = self.get(resource_id)

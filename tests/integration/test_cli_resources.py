@@ -132,3 +132,25 @@ def test_usage_errors_exit_2_with_usage(data_dir: Path) -> None:
     result = acp_backend(data_dir, "resource", "add")
     assert result.returncode == 2
     assert "usage:" in result.stderr and "Traceback" not in result.stderr
+
+
+def test_two_processes_registering_the_same_directory_at_once(
+    data_dir: Path, project: Path
+) -> None:
+    command = [sys.executable, "-m", "acp_backend.cli", "--data-dir", str(data_dir)]
+    racers = [
+        subprocess.Popen(
+            [*command, "resource", "add", str(project), "--name", f"racer-{i}"],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        for i in range(2)
+    ]
+    outcomes = sorted((racer.wait(timeout=60), racer.communicate()[1]) for racer in racers)
+    assert [status for status, _ in outcomes] == [0, 2]
+    assert "already registered" in outcomes[1][1]
+    listed = ResourceListResult.model_validate_json(
+        acp_backend(data_dir, "resource", "list", "--json").stdout
+    )
+    assert len(listed.resources) == 1

@@ -9,7 +9,7 @@ import pytest
 
 from acp_backend.registry import Registry, RootEntry, resolve_path, root_entries
 from acp_backend.store import Store
-from acp_client.errors import AlreadyExists, InvalidParams, NotFound, OutsideRoot
+from acp_client.errors import AlreadyExists, InvalidParams, NotFound
 from acp_client.models import Resource
 from acp_client.paths import normalize_path, path_to_uri
 
@@ -80,6 +80,16 @@ def test_a_file_is_not_a_directory(registry: Registry, workspace: Path) -> None:
 def test_bad_names_are_refused(registry: Registry, workspace: Path, name: str) -> None:
     with pytest.raises(InvalidParams, match=r"params\.name"):
         registry.register(str(workspace), name=name)
+
+
+def test_an_id_wins_over_a_name_that_looks_like_it(
+    registry: Registry, workspace: Path, tmp_path: Path
+) -> None:
+    first = registry.register(str(workspace))
+    other = tmp_path / "other"
+    other.mkdir()
+    registry.register(str(other), name=first.id)
+    assert registry.get(first.id) == first
 
 
 def test_unknown_reference_is_not_found(registry: Registry) -> None:
@@ -233,22 +243,6 @@ def test_sandbox_roots_resolve_to_their_resource(
         registry.resolve(str(sandbox / "src" / "main.py"))
     with pytest.raises(NotFound, match="not a sandbox"):
         registry.remove_sandbox_root(resource.id, str(sandbox))
-
-
-# --- the path jail -----------------------------------------------------------------
-
-
-def test_locate_jails_paths_named_by_tools(
-    registry: Registry, workspace: Path, tmp_path: Path
-) -> None:
-    resource = registry.register(str(workspace))
-    (tmp_path / "outside").mkdir()
-    (workspace / "out").symlink_to(tmp_path / "outside")
-    assert registry.locate(resource, "src/main.py") == "src/main.py"
-    assert registry.locate(resource, str(workspace / "src" / "main.py")) == "src/main.py"
-    for escaping in ("../secret", "src/../../x", "out/file", "/etc/passwd"):
-        with pytest.raises(OutsideRoot):
-            registry.locate(resource, escaping)
 
 
 # --- pure resolution (any platform's paths) -------------------------------------------
