@@ -133,6 +133,7 @@ class Store:
             )
         data_dir.mkdir(mode=0o700, parents=True, exist_ok=True)
         self.path = data_dir / DATABASE_NAME
+        self._busy_timeout_ms = busy_timeout_ms
         # Autocommit mode: transactions are explicit (see ``write``).
         self._conn = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False)
         self._conn.row_factory = sqlite3.Row
@@ -161,7 +162,16 @@ class Store:
         waits on ``busy_timeout`` instead of failing with SQLITE_BUSY.
         """
         with self._lock:
-            self._conn.execute("BEGIN IMMEDIATE")
+            try:
+                self._conn.execute("BEGIN IMMEDIATE")
+            except sqlite3.OperationalError as exc:
+                if exc.sqlite_errorcode != sqlite3.SQLITE_BUSY:
+                    raise
+                raise InvalidState(
+                    f"the database {self.path} stayed locked by another process "
+                    f"for {self._busy_timeout_ms} ms",
+                    remedy="retry; if it persists, look for a stuck acp-backend process",
+                ) from exc
             try:
                 yield self._conn
             except BaseException:

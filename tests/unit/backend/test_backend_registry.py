@@ -62,6 +62,8 @@ def test_duplicate_names_and_roots_are_already_exists(
         ("", InvalidParams, "must not be empty"),
         ("untitled:Untitled-1", InvalidParams, "not a file URI"),
         ("/no/such/dir", NotFound, "no such directory"),
+        ("/tmp/nul\x00byte", InvalidParams, "null byte"),
+        ("/" + "x" * 5000, NotFound, "no such directory"),
     ],
 )
 def test_bad_paths_are_refused_precisely(

@@ -96,6 +96,21 @@ def test_a_database_from_a_newer_backend_is_refused(data_dir: Path) -> None:
     assert caught.value.remedy is not None
 
 
+def test_a_write_lock_held_too_long_is_a_clear_error(data_dir: Path) -> None:
+    store = Store(data_dir, busy_timeout_ms=50)
+    other = sqlite3.connect(data_dir / DATABASE_NAME, isolation_level=None)
+    other.execute("BEGIN IMMEDIATE")  # another process in the middle of a write
+    try:
+        with pytest.raises(InvalidState, match="stayed locked"), store.write():
+            pass
+    finally:
+        other.execute("ROLLBACK")
+        other.close()
+    with store.write() as conn:  # and the store is usable again
+        conn.execute("DELETE FROM events")
+    store.close()
+
+
 def test_several_processes_opening_a_fresh_data_dir_at_once(data_dir: Path) -> None:
     script = (
         "import sys; from pathlib import Path; from acp_backend.store import Store; "
