@@ -3,18 +3,9 @@
 from __future__ import annotations
 
 import argparse
-import asyncio
 import json
-from collections.abc import Awaitable, Callable
 
-from acp_backend.cli_support import (
-    Command,
-    Subcommands,
-    data_dir,
-    file_path,
-    format_table,
-    open_client,
-)
+from acp_backend.cli_support import Subcommands, client_command, file_path, format_table
 from acp_client import AcpClient
 from acp_client.operations import ResourceListResult
 
@@ -30,31 +21,19 @@ def register(subcommands: Subcommands) -> None:
         "path", type=file_path, help="the directory (relative to the current one, or absolute)"
     )
     add.add_argument("--name", help="the resource's name (default: the directory's name)")
-    add.set_defaults(run=_run(_add))
+    add.set_defaults(run=client_command(_add))
 
     listing = actions.add_parser("list", help="list registered resources")
     listing.add_argument("--json", action="store_true", help="print the ACP result as JSON")
-    listing.set_defaults(run=_run(_list))
+    listing.set_defaults(run=client_command(_list))
 
     remove = actions.add_parser("remove", help="forget a resource (its files are untouched)")
     remove.add_argument("resource", help="the resource's name or id")
-    remove.set_defaults(run=_run(_remove))
+    remove.set_defaults(run=client_command(_remove))
 
     resolve = actions.add_parser("resolve", help="show which resource a path belongs to")
     resolve.add_argument("path", type=file_path, help="a file or directory, or a file: URI")
-    resolve.set_defaults(run=_run(_resolve))
-
-
-def _run(action: Callable[[AcpClient, argparse.Namespace], Awaitable[str]]) -> Command:
-    def run(args: argparse.Namespace) -> str:
-        async def main() -> str:
-            client = await open_client(data_dir(args))
-            async with client:
-                return await action(client, args)
-
-        return asyncio.run(main())
-
-    return run
+    resolve.set_defaults(run=client_command(_resolve))
 
 
 async def _add(client: AcpClient, args: argparse.Namespace) -> str:

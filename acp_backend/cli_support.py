@@ -4,7 +4,8 @@ they return their output and ``acp_backend.cli`` writes it)."""
 from __future__ import annotations
 
 import argparse
-from collections.abc import Callable, Sequence
+import asyncio
+from collections.abc import Awaitable, Callable, Sequence
 from pathlib import Path
 from typing import TypeAlias
 
@@ -37,6 +38,20 @@ async def open_client(data_dir: Path | None) -> AcpClient:
     return client
 
 
+def client_command(action: Callable[[AcpClient, argparse.Namespace], Awaitable[str]]) -> Command:
+    """A ``run`` for a subcommand that talks to the backend: ``action`` gets
+    an initialised client, closed afterwards whatever happens."""
+
+    def run(args: argparse.Namespace) -> str:
+        async def main() -> str:
+            async with await open_client(data_dir(args)) as client:
+                return await action(client, args)
+
+        return asyncio.run(main())
+
+    return run
+
+
 def file_path(text: str) -> str:
     """An argparse ``type``: a path (relative ones against the current
     directory, which the backend does not share) or a ``file:`` URI."""
@@ -50,7 +65,7 @@ def file_path(text: str) -> str:
 
 def format_table(headers: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
     """Left-aligned columns separated by two spaces; the last one is not padded."""
-    widths = [max(len(str(row[i])) for row in [headers, *rows]) for i in range(len(headers))]
+    widths = [max(len(row[i]) for row in [headers, *rows]) for i in range(len(headers))]
     lines = [
         "  ".join(
             [cell.ljust(width) for cell, width in zip(row[:-1], widths, strict=False)] + [row[-1]]
