@@ -202,4 +202,3 @@ def test_retention_comes_from_the_environment(
     monkeypatch.setenv("ACP_EVENT_RETENTION", "lots")
     with pytest.raises(InvalidState, match="ACP_EVENT_RETENTION"):
         create_facade(tmp_path / "b")
-
