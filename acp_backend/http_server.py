@@ -149,8 +149,9 @@ async def _sse_stream(
         try:
             async for message in facade.subscribe(after):
                 await queue.put(message)
-        finally:
-            await queue.put(None)
+        except Exception:
+            log.exception("event subscription failed")
+        await queue.put(None)  # the end (not reached when cancelled)
 
     pump_task = asyncio.create_task(pump())
     closing_task = asyncio.create_task(closing.wait())
@@ -169,13 +170,12 @@ async def _sse_stream(
                 continue
             message = getter.result()
             if message is None:
-                if not pump_task.cancelled() and pump_task.exception() is not None:
-                    log.error("event subscription failed: %r", pump_task.exception())
                 return
             yield _sse_frame(message)
     finally:
         pump_task.cancel()
         closing_task.cancel()
+        await asyncio.gather(pump_task, closing_task, return_exceptions=True)
 
 
 def _sse_frame(message: dict[str, Any]) -> str:

@@ -166,3 +166,40 @@ async def test_a_bad_last_event_id_is_refused(http: httpx.AsyncClient) -> None:
     response = await http.get("/acp/v1/events", headers={"Last-Event-ID": "-3; drop"})
     assert response.status_code == 400
     assert "Last-Event-ID" in response.json()["error"]
+
+
+async def read_frames(response: httpx.Response, count: int) -> list[list[str]]:
+    """The first ``count`` SSE frames (comment frames included), as their lines."""
+    frames: list[list[str]] = []
+    current: list[str] = []
+    async for line in response.aiter_lines():
+        if line:
+            current.append(line)
+            continue
+        frames.append(current)
+        current = []
+        if len(frames) == count:
+            break
+    return frames
+
+
+async def test_the_event_stream_frames_ids_and_keeps_alive(
+    make_server: Any, tmp_path: Path
+) -> None:
+    server: LiveServer = make_server(keepalive=0.2)
+    headers = {"Authorization": f"Bearer {server.token}"}
+    async with httpx.AsyncClient(base_url=server.url, headers=headers, timeout=30) as http:
+        for name in ("a", "b", "c"):
+            (tmp_path / name).mkdir()
+            await rpc(http, call("resource.register", {"path": str(tmp_path / name)}))
+        async with http.stream("GET", "/acp/v1/events", headers={"Last-Event-ID": "1"}) as stream:
+            assert stream.headers["content-type"].startswith("text/event-stream")
+            frames = await read_frames(stream, 4)
+    assert frames[0] == [": connected"]
+    events = [frame for frame in frames if not frame[0].startswith(":")]
+    assert [frame[0] for frame in events] == ["id: 2", "id: 3"]
+    for frame, event_id in zip(events, (2, 3), strict=True):
+        message = json.loads(frame[1].removeprefix("data: "))
+        assert message["method"] == "resource.changed"
+        assert message["params"]["event_id"] == event_id
+    assert frames[3] == [": keep-alive"]
