@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -223,13 +224,16 @@ def test_the_registered_root_may_itself_be_a_worktree(registry: Registry, tmp_pa
 
 
 def test_sandbox_roots_resolve_to_their_resource(
-    registry: Registry, workspace: Path, tmp_path: Path
+    registry: Registry, store: Store, workspace: Path, tmp_path: Path
 ) -> None:
     resource = registry.register(str(workspace))
     sandbox = tmp_path / "sandboxes" / "plan-1"
     (sandbox / "src").mkdir(parents=True)
     updated = registry.add_sandbox_root(resource.id, str(sandbox))
     assert updated.sandbox_roots == (str(sandbox),)
+    (last,) = store.query("SELECT params FROM events ORDER BY id DESC LIMIT 1")
+    change = json.loads(last["params"])
+    assert (change["change"], change["resource"]["sandbox_roots"]) == ("updated", [str(sandbox)])
     result = registry.resolve(str(sandbox / "src" / "main.py"))
     assert (result.resource.id, result.logical_path, result.sandbox) == (
         resource.id,
