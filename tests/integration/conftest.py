@@ -14,7 +14,7 @@ import time
 from collections.abc import AsyncIterator, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Self
 
 import pytest
 
@@ -112,6 +112,34 @@ def make_server(tmp_path: Path) -> Iterator[Any]:
         server.stop()
 
 
+class LoopbackTcpServer:
+    """A TCP server on 127.0.0.1 (ephemeral port) in the test's event loop."""
+
+    def __init__(self) -> None:
+        self._server: asyncio.Server | None = None
+
+    async def start(self) -> Self:
+        self._server = await asyncio.start_server(self._serve, "127.0.0.1", 0)
+        return self
+
+    @property
+    def port(self) -> int:
+        assert self._server is not None
+        return int(self._server.sockets[0].getsockname()[1])
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    async def _serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        raise NotImplementedError
+
+    async def aclose(self) -> None:
+        if self._server is not None:
+            self._server.close()
+            await self._server.wait_closed()
+
+
 @dataclass
 class _Link:
     client: asyncio.StreamWriter
@@ -120,27 +148,18 @@ class _Link:
     tasks: list[asyncio.Task[None]] = field(default_factory=list)
 
 
-class TcpProxy:
+class TcpProxy(LoopbackTcpServer):
     """Forwards 127.0.0.1:port to the server; ``kill()`` resets every open
     connection, ``freeze()`` silently drops their bytes (a dead path whose
     sockets never close). New connections are forwarded normally."""
 
     def __init__(self, upstream_port: int) -> None:
+        super().__init__()
         self.upstream_port = upstream_port
         self.links: list[_Link] = []
         self.accepted = 0
-        self._server: asyncio.Server | None = None
 
-    async def start(self) -> TcpProxy:
-        self._server = await asyncio.start_server(self._accept, "127.0.0.1", 0)
-        return self
-
-    @property
-    def url(self) -> str:
-        assert self._server is not None
-        return f"http://127.0.0.1:{self._server.sockets[0].getsockname()[1]}"
-
-    async def _accept(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+    async def _serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         self.accepted += 1
         up_reader, up_writer = await asyncio.open_connection("127.0.0.1", self.upstream_port)
         link = _Link(writer, up_writer)
@@ -174,9 +193,7 @@ class TcpProxy:
 
     async def aclose(self) -> None:
         self.kill()
-        if self._server is not None:
-            self._server.close()
-            await self._server.wait_closed()
+        await super().aclose()
 
 
 @pytest.fixture
@@ -193,23 +210,14 @@ async def proxy_to() -> AsyncIterator[Any]:
         await proxy.aclose()
 
 
-class CannedPeer:
+class CannedPeer(LoopbackTcpServer):
     """A TCP peer that is not an ACP backend: it answers every HTTP request
     with one fixed response, or (``response=None``) never answers at all."""
 
     def __init__(self, response: bytes | None) -> None:
+        super().__init__()
         self.response = response
-        self._server: asyncio.Server | None = None
         self._held: list[asyncio.StreamWriter] = []
-
-    async def start(self) -> CannedPeer:
-        self._server = await asyncio.start_server(self._serve, "127.0.0.1", 0)
-        return self
-
-    @property
-    def url(self) -> str:
-        assert self._server is not None
-        return f"http://127.0.0.1:{self._server.sockets[0].getsockname()[1]}"
 
     async def _serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         if self.response is None:
@@ -233,9 +241,7 @@ class CannedPeer:
     async def aclose(self) -> None:
         for writer in self._held:
             writer.close()
-        if self._server is not None:
-            self._server.close()
-            await self._server.wait_closed()
+        await super().aclose()
 
 
 def http_response(status: int, body: bytes, content_type: str = "application/json") -> bytes:

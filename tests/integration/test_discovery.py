@@ -92,7 +92,7 @@ async def test_a_live_pid_whose_port_answers_something_else_is_ignored(
     tmp_path: Path, canned: Any
 ) -> None:
     peer = await canned(http_response(200, b'{"status": "starting"}'))
-    backend_json(tmp_path / "data", port=int(peer.url.rsplit(":", 1)[1]))
+    backend_json(tmp_path / "data", port=peer.port)
     await assert_in_process(tmp_path / "data")
 
 
@@ -100,7 +100,7 @@ async def test_a_port_that_never_answers_is_given_up_within_the_budget(
     tmp_path: Path, canned: Any
 ) -> None:
     peer = await canned(None)
-    backend_json(tmp_path / "data", port=int(peer.url.rsplit(":", 1)[1]))
+    backend_json(tmp_path / "data", port=peer.port)
     await assert_in_process(tmp_path / "data")
 
 

@@ -27,6 +27,15 @@ async def rpc(http: httpx.AsyncClient, payload: Any) -> Any:
     return response.json()
 
 
+async def post_raw(http: httpx.AsyncClient, content: Any, status: int) -> Any:
+    """POST a body as it is (not JSON-encoded by us); the reply's JSON."""
+    response = await http.post(
+        "/acp/v1", content=content, headers={"Content-Type": "application/json"}
+    )
+    assert response.status_code == status, response.text
+    return response.json()
+
+
 def call(method: str, params: Any = None, request_id: Any = 1) -> dict[str, Any]:
     message: dict[str, Any] = {"jsonrpc": "2.0", "id": request_id, "method": method}
     if params is not None:
@@ -83,11 +92,7 @@ async def test_bad_params_are_32602_naming_the_field(http: httpx.AsyncClient) ->
 
 async def test_malformed_json_is_32700(http: httpx.AsyncClient) -> None:
     for body in (b'{"jsonrpc": "2.0", "method"', b"\xff\xfe not utf-8"):
-        response = await http.post(
-            "/acp/v1", content=body, headers={"Content-Type": "application/json"}
-        )
-        assert response.status_code == 200
-        reply = response.json()
+        reply = await post_raw(http, body, 200)
         assert reply["id"] is None
         assert reply["error"]["code"] == -32700
         assert reply["error"]["data"]["code"] == "PARSE_ERROR"
@@ -151,11 +156,7 @@ async def test_an_oversized_body_is_413_with_a_jsonrpc_error_and_the_server_goes
             yield huge[start : start + 65536]
 
     for content in (huge, chunks()):
-        response = await http.post(
-            "/acp/v1", content=content, headers={"Content-Type": "application/json"}
-        )
-        assert response.status_code == 413
-        reply = response.json()
+        reply = await post_raw(http, content, 413)
         assert reply["id"] is None
         assert reply["error"]["code"] == -32600
         assert str(MAX_BODY_BYTES) in reply["error"]["message"]
