@@ -16,10 +16,11 @@ Append \"--data-dir\" DIR, or \"--acp\" URL \"--token-file\" FILE, to use
 another backend."
   :type '(repeat string))
 
-(defcustom acp-lsp-major-modes '(python-mode python-ts-mode)
+(defcustom acp-lsp-major-modes '(python-mode python-ts-mode conf-toml-mode toml-ts-mode)
   "Major modes whose buffers acp-lsp serves.
 Validations cover any file of a registered resource: add the modes of the
-files your acp.toml validates."
+files your acp.toml validates.  TOML is there for acp.toml itself, where
+results without a file location are shown."
   :type '(repeat symbol))
 
 (defcustom acp-lsp-settings nil

@@ -28,7 +28,10 @@
         (let ((server (apply #'eglot--connect (eglot--guess-contact))))
           (push `(server . ,(jsonrpc-name server)) result))
         (flymake-start)
-        (save-buffer) ; runOn = save: the save starts the validation run
+        ;; runOn = save: the save starts the validation run.  An unmodified
+        ;; buffer is not written (so no didSave): mark it modified first.
+        (set-buffer-modified-p t)
+        (save-buffer)
         (let ((deadline (+ (float-time) 20)))
           (while (and (< (float-time) deadline)
                       (not (and (acp-test--has 'eglot-error) (acp-test--has 'eglot-warning))))

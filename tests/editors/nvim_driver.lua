@@ -35,6 +35,8 @@ local function run()
   result.client_name = client.name
   result.root_dir = client.config.root_dir
   result.offset_encoding = client.offset_encoding
+  -- Whether the server chose pull for this client (it pushes otherwise).
+  result.server_offered_pull = client.server_capabilities.diagnosticProvider ~= nil
 
   vim.cmd('write') -- runOn = save: the save starts the validation run
 

@@ -66,6 +66,9 @@ def test_neovim_shows_demo_diagnostics(
     assert "error" not in result, result
     assert result["client_name"] == "acp_lsp"
     assert Path(result["root_dir"]) == demo_project.root  # found through acp.toml
+    # No Neovim announces workspace/diagnostic/refresh, so the server pushes
+    # (docs/editors.md says so; update it if this changes).
+    assert result["server_offered_pull"] is False
 
     shown = {(d["lnum"], d["col"], d["severity"]): d["message"] for d in result["diagnostics"]}
     typo, todo = demo_project.typo(), demo_project.todo()

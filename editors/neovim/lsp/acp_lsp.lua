@@ -12,3 +12,4 @@ return {
   workspace_required = true,
   -- Server settings (docs/editors.md lists them); unset means the defaults:
   -- settings = { acp = { runOn = 'change', debounceMs = 300 } },
+}
