@@ -12,12 +12,11 @@ from __future__ import annotations
 import asyncio
 import hmac
 import ipaddress
-import json
 import logging
 import os
 import secrets
 import socket
-from collections.abc import AsyncIterator, Callable
+from collections.abc import Callable
 from datetime import UTC, datetime
 from importlib.metadata import version
 from pathlib import Path
@@ -25,10 +24,14 @@ from typing import Any
 
 import uvicorn
 from starlette.applications import Starlette
+from starlette.datastructures import Headers
+from starlette.middleware import Middleware
 from starlette.requests import ClientDisconnect, Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
+from starlette.types import ASGIApp, Receive, Scope, Send
 
+from acp_backend.event_stream import sse_frames
 from acp_backend.rpc import handle_body
 from acp_client import jsonrpc
 from acp_client.discovery import BACKEND_FILE, BackendInfo
@@ -41,8 +44,6 @@ log = logging.getLogger(__name__)
 
 MAX_BODY_BYTES = 1 << 20
 KEEPALIVE_INTERVAL = 15.0
-# Events buffered per SSE client before the subscription waits for it.
-_STREAM_BUFFER = 256
 
 
 class UnsafeBind(ValueError):
@@ -57,19 +58,12 @@ def create_app(
     max_body_bytes: int = MAX_BODY_BYTES,
 ) -> Starlette:
     """The ASGI app. ``app.state.closing`` ends every event stream when set."""
-    expected = f"Bearer {token}".encode()
     closing = asyncio.Event()
-
-    def authorized(request: Request) -> bool:
-        given = request.headers.get("authorization", "").encode()
-        return hmac.compare_digest(given, expected)
 
     async def health(_: Request) -> Response:
         return JSONResponse({"status": "ok"})
 
     async def rpc(request: Request) -> Response:
-        if not authorized(request):
-            return _unauthorized()
         try:
             body = await _read_capped(request, max_body_bytes)
         except _TooLarge:
@@ -84,8 +78,6 @@ def create_app(
         return Response(status_code=204) if reply is None else JSONResponse(reply)
 
     async def events(request: Request) -> Response:
-        if not authorized(request):
-            return _unauthorized()
         raw_after = request.headers.get("last-event-id", "").strip()
         if raw_after and not (raw_after.isascii() and raw_after.isdigit()):
             return JSONResponse(
@@ -93,7 +85,7 @@ def create_app(
                 status_code=400,
             )
         after = int(raw_after) if raw_after else None
-        stream = _sse_stream(facade, after, keepalive_interval, closing)
+        stream = sse_frames(facade, after, keepalive_interval, closing)
         return StreamingResponse(
             stream,
             media_type="text/event-stream",
@@ -105,18 +97,34 @@ def create_app(
             Route("/health", health, methods=["GET"]),
             Route("/acp/v1", rpc, methods=["POST"]),
             Route("/acp/v1/events", events, methods=["GET"]),
-        ]
+        ],
+        middleware=[Middleware(RequireToken, token=token, open_paths={"/health"})],
     )
     app.state.closing = closing
     return app
 
 
-def _unauthorized() -> Response:
-    return JSONResponse(
-        {"error": "missing or wrong bearer token"},
-        status_code=401,
-        headers={"WWW-Authenticate": "Bearer"},
-    )
+class RequireToken:
+    """Answers 401 to any request without the bearer token, before routing,
+    so nothing else runs for it (not even a 404). Constant-time compare."""
+
+    def __init__(self, app: ASGIApp, token: str, open_paths: set[str]) -> None:
+        self._app = app
+        self._expected = f"Bearer {token}".encode()
+        self._open_paths = open_paths
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "http" and scope["path"] not in self._open_paths:
+            given = Headers(scope=scope).get("authorization", "").encode()
+            if not hmac.compare_digest(given, self._expected):
+                refusal = JSONResponse(
+                    {"error": "missing or wrong bearer token"},
+                    status_code=401,
+                    headers={"WWW-Authenticate": "Bearer"},
+                )
+                await refusal(scope, receive, send)
+                return
+        await self._app(scope, receive, send)
 
 
 class _TooLarge(Exception):
@@ -133,56 +141,6 @@ async def _read_capped(request: Request, limit: int) -> bytes:
         if len(body) > limit:
             raise _TooLarge
     return bytes(body)
-
-
-async def _sse_stream(
-    facade: Facade, after: int | None, keepalive: float, closing: asyncio.Event
-) -> AsyncIterator[str]:
-    """SSE frames for the facade's events, with keep-alive comments in between.
-
-    A pump task feeds a queue so that waiting for the next event can time
-    out (for a keep-alive) without cancelling the facade's iterator.
-    """
-    queue: asyncio.Queue[dict[str, Any] | None] = asyncio.Queue(_STREAM_BUFFER)
-
-    async def pump() -> None:
-        try:
-            async for message in facade.subscribe(after):
-                await queue.put(message)
-        except Exception:
-            log.exception("event subscription failed")
-        await queue.put(None)  # the end (not reached when cancelled)
-
-    pump_task = asyncio.create_task(pump())
-    closing_task = asyncio.create_task(closing.wait())
-    try:
-        yield ": connected\n\n"
-        while True:
-            getter = asyncio.ensure_future(queue.get())
-            done, _ = await asyncio.wait(
-                {getter, closing_task}, timeout=keepalive, return_when=asyncio.FIRST_COMPLETED
-            )
-            if getter not in done:
-                getter.cancel()
-                if closing_task in done:
-                    return
-                yield ": keep-alive\n\n"
-                continue
-            message = getter.result()
-            if message is None:
-                return
-            yield _sse_frame(message)
-    finally:
-        pump_task.cancel()
-        closing_task.cancel()
-        await asyncio.gather(pump_task, closing_task, return_exceptions=True)
-
-
-def _sse_frame(message: dict[str, Any]) -> str:
-    params = message.get("params")
-    event_id = params.get("event_id") if isinstance(params, dict) else None
-    data = json.dumps(message, separators=(",", ":"))
-    return f"id: {event_id}\ndata: {data}\n\n" if event_id is not None else f"data: {data}\n\n"
 
 
 # --- serving ---------------------------------------------------------------------

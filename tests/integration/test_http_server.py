@@ -62,9 +62,11 @@ async def test_a_missing_or_wrong_token_gets_401_and_nothing_happens(
             "/acp/v1", json=call("resource.register", {"path": str(project)})
         )
         events = await other.get("/acp/v1/events")
+        elsewhere = await other.get("/no/such/path")
     assert refused.status_code == 401
     assert refused.headers["www-authenticate"] == "Bearer"
     assert events.status_code == 401
+    assert elsewhere.status_code == 401  # refused before routing: nothing is revealed
     listing = await rpc(http, call("resource.list", {}))
     assert listing["result"] == {"resources": []}
 
