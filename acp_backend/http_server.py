@@ -34,7 +34,7 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 from acp_backend.event_stream import sse_frames
 from acp_backend.rpc import handle_body
 from acp_client import jsonrpc
-from acp_client.discovery import BACKEND_FILE, BackendInfo
+from acp_client.discovery import BACKEND_FILE, BackendInfo, discover
 from acp_client.errors import InvalidRequest
 from acp_client.paths import default_data_dir
 from acp_client.transport import Facade
@@ -48,6 +48,10 @@ KEEPALIVE_INTERVAL = 15.0
 
 class UnsafeBind(ValueError):
     """A non-loopback bind without TLS and without the explicit insecure flag."""
+
+
+class AlreadyServing(ValueError):
+    """Another live backend already serves this data dir (and owns its backend.json)."""
 
 
 def create_app(
@@ -244,13 +248,19 @@ def serve(
 ) -> int:
     """Serve until SIGINT/SIGTERM; returns the process exit status.
 
-    Raises ``UnsafeBind`` for a refused bind and ``ValueError`` for half a
-    TLS configuration; the CLI turns both into a message.
+    Raises ``UnsafeBind`` for a refused bind, ``AlreadyServing`` when a live
+    backend owns the data dir, and ``ValueError`` for half a TLS
+    configuration (all ``ValueError``); the CLI turns them into a message.
     """
     if (tls_cert is None) != (tls_key is None):
         raise ValueError("--tls-cert and --tls-key go together")
     check_bind(host, tls_cert is not None, insecure_bind)
     data_dir = (data_dir or default_data_dir()).expanduser().resolve()
+    running = asyncio.run(discover(data_dir))
+    if running is not None:
+        raise AlreadyServing(
+            f"a backend (pid {running.pid}) already serves {data_dir} on port {running.port}"
+        )
     sock = listen(host, port)
     try:
         backend = load_facade(facade, data_dir)

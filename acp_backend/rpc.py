@@ -27,6 +27,8 @@ async def handle_body(facade: Facade, body: bytes) -> Reply:
         payload = json.loads(body)
     except (UnicodeDecodeError, json.JSONDecodeError) as exc:
         return jsonrpc.failure(None, ParseError(f"malformed JSON: {exc}").to_error_object())
+    except RecursionError:
+        return jsonrpc.failure(None, ParseError("JSON nested too deeply").to_error_object())
     if isinstance(payload, list):
         if not payload:
             return _invalid(None, "empty batch")

@@ -93,7 +93,7 @@ async def test_bad_params_are_32602_naming_the_field(http: httpx.AsyncClient) ->
 
 
 async def test_malformed_json_is_32700(http: httpx.AsyncClient) -> None:
-    for body in (b'{"jsonrpc": "2.0", "method"', b"\xff\xfe not utf-8"):
+    for body in (b'{"jsonrpc": "2.0", "method"', b"\xff\xfe not utf-8", b"[" * 200_000):
         reply = await post_raw(http, body, 200)
         assert reply["id"] is None
         assert reply["error"]["code"] == -32700

@@ -110,6 +110,15 @@ def test_a_new_start_gets_a_new_token(tmp_path: Path) -> None:
     assert tokens[0] != tokens[1]
 
 
+def test_a_second_server_on_a_served_data_dir_is_refused(served: Served, tmp_path: Path) -> None:
+    path = served.wait_for_file()
+    before = path.read_bytes()
+    second = Served(served.data_dir, tmp_path / "second.log")
+    assert second.process.wait(WAIT) != 0
+    assert f"pid {served.process.pid}" in second.log.read_text()
+    assert path.read_bytes() == before
+
+
 def test_a_non_loopback_bind_without_tls_is_refused(tmp_path: Path) -> None:
     result = subprocess.run(
         [ACP_BACKEND, "--data-dir", str(tmp_path), "serve", "--host", "0.0.0.0"],
