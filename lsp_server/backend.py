@@ -16,6 +16,7 @@ from pathlib import Path
 from acp_client.client import AcpClient
 from acp_client.connect import connect
 from acp_client.errors import BackendUnreachable
+from acp_client.transport.inprocess import DEFAULT_FACADE
 from acp_client.transport.sse import StreamPolicy
 from lsp_server import __version__
 
@@ -47,10 +48,13 @@ class Target:
     data_dir: Path | None = None
     token: str | None = field(default=None, repr=False)
     token_file: Path | None = None
+    facade: str = DEFAULT_FACADE
 
     @classmethod
     def from_args(cls, args: argparse.Namespace) -> Target:
-        return cls(acp=args.acp, data_dir=args.data_dir, token_file=args.token_file)
+        return cls(
+            acp=args.acp, data_dir=args.data_dir, token_file=args.token_file, facade=args.facade
+        )
 
     async def connect(self) -> AcpClient:
         # The stream gives up quickly: our own loop then reconnects from
@@ -60,6 +64,7 @@ class Target:
             data_dir=self.data_dir,
             token=self.token,
             token_file=self.token_file,
+            facade=self.facade,
             stream_policy=StreamPolicy(max_attempts=2, backoff_initial=0.2, backoff_max=1.0),
         )
 
@@ -77,6 +82,12 @@ def add_target_options(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument(
         "--data-dir", type=Path, help="backend data dir (else $ACP_DATA_DIR, else XDG data dir)"
+    )
+    parser.add_argument(
+        "--facade",
+        default=DEFAULT_FACADE,
+        metavar="MODULE:FACTORY",
+        help="the in-process backend local mode loads (default: the reference backend)",
     )
 
 

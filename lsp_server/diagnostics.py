@@ -76,7 +76,8 @@ class Presenter:
         self._open[key] = document
         if clear_stale and self._is_stale(key, document.text):
             self.store.clear_file(key)
-        self._on_change(key)  # now with the editor's URI, version and text
+        if self.store.version(key):  # it has (had) diagnostics: show them as the editor sees it
+            self._on_change(key)
 
     def edited(self, key: FileKey, document: OpenDocument, clear: bool) -> None:
         self._open[key] = document

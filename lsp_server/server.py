@@ -94,6 +94,7 @@ class AcpLanguageServer(LanguageServer):
         self._dirty_paths: dict[str, set[str]] = {}
         self._placed: dict[str, Placement] = {}
         self._filled: set[str] = set()
+        self._in_play: set[str] = set()
         self._announced: set[str] = set()
         self._last_event_id: int | None = None
         self._outage_said = False
@@ -171,6 +172,7 @@ class AcpLanguageServer(LanguageServer):
             try:
                 client = await self.link.connect()
                 events = self._spawn_events(client)
+                await asyncio.sleep(0)  # let it subscribe before listing: no gap
                 await self.sync(client)
                 again = "back" if self._outage_said else "connected"
                 self.log_to_client(f"ACP backend {again}: {client.description}")
@@ -260,6 +262,9 @@ class AcpLanguageServer(LanguageServer):
 
     async def fill(self, client: AcpClient, resource: Resource) -> None:
         """Replace a resource's diagnostics with the backend's latest results."""
+        if resource.id not in self._in_play:
+            self._in_play.add(resource.id)
+            self.log_to_client(f"ACP resource in play: {resource.name} ({resource.root})")
         results: list[ValidationResult] = []
         cursor: str | None = None
         try:

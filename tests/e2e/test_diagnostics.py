@@ -1,0 +1,200 @@
+"""Validation results reach every editor profile with the right severity,
+place and encoding; push and pull serve the same store."""
+
+from __future__ import annotations
+
+import itertools
+from pathlib import Path
+
+import pytest
+from lsprotocol import types
+from lsprotocol.types import DiagnosticSeverity as Sev
+
+from acp_client.models import Location, ValidationMode
+from tests.e2e.conftest import (
+    PROFILES,
+    PULL,
+    Backend,
+    Starter,
+    finding,
+    project,
+    result,
+    uri,
+    wait_for,
+)
+
+REQ, INFO = ValidationMode.REQUIRED, ValidationMode.INFORMATIONAL
+# Emoji (2 UTF-16 units, 4 UTF-8 bytes) and CJK (1 unit, 3 bytes) before the finding.
+UNICODE_LINE = 'greeting = "😀 你好"  # TODO translate'
+
+
+def expected_column(line: str, code_points: int, encoding: str) -> int:
+    prefix = line[:code_points]
+    if encoding == "utf-8":
+        return len(prefix.encode("utf-8"))
+    if encoding == "utf-32":
+        return len(prefix)
+    return len(prefix.encode("utf-16-le")) // 2
+
+
+@pytest.mark.parametrize("profile", PROFILES)
+async def test_severity_table(tmp_path: Path, backend: Backend, lsp: Starter, profile: str) -> None:
+    root = project(tmp_path / "app", {"a.py": "import os\nx = 1\ny = 2\nz = 3\n"})
+    resource = await backend.register(root)
+    session = await lsp(profile, [root])
+    # Pull is offered only to clients that can also be told to re-pull.
+    assert (session.capabilities.diagnostic_provider is not None) == session.pull
+    session.open(root / "a.py")
+    backend.publish(result(resource, "ruff", REQ, False, [finding("a.py", 0, 7, "unused")]))
+    backend.publish(result(resource, "todo", INFO, False, [finding("a.py", 1, 0, "todo")]))
+    backend.publish(result(resource, "docs", INFO, True, [finding("a.py", 2, 0, "fyi")]))
+    backend.publish(result(resource, "types", REQ, True, [finding("a.py", 3, 0, "ignored")]))
+    shown = await session.wait_diagnostics(root / "a.py", lambda d: len(d) == 3)
+    by_source = {d.source: d for d in shown}
+    assert by_source["ruff"].severity == Sev.Error
+    assert by_source["todo"].severity == Sev.Warning
+    assert by_source["docs"].severity == Sev.Hint
+    assert "types" not in by_source
+    assert by_source["ruff"].range.start == types.Position(0, 7)
+    assert by_source["ruff"].data["validation"] == "ruff"
+
+
+@pytest.mark.parametrize("profile", PROFILES)
+async def test_required_pass_clears_only_its_validation(
+    tmp_path: Path, backend: Backend, lsp: Starter, profile: str
+) -> None:
+    root = project(tmp_path / "app", {"a.py": "a\nb\n"})
+    resource = await backend.register(root)
+    session = await lsp(profile, [root])
+    session.open(root / "a.py")
+    backend.publish(result(resource, "ruff", REQ, False, [finding("a.py", 0, 0, "bad")]))
+    backend.publish(result(resource, "todo", INFO, False, [finding("a.py", 1, 0, "todo")]))
+    await session.wait_diagnostics(root / "a.py", lambda d: len(d) == 2)
+    backend.publish(result(resource, "ruff", REQ, True))
+    shown = await session.wait_diagnostics(root / "a.py", lambda d: len(d) == 1)
+    assert shown[0].source == "todo"
+
+
+@pytest.mark.parametrize("profile", PROFILES)
+async def test_location_less_result_anchors_on_its_declaration(
+    tmp_path: Path, backend: Backend, lsp: Starter, profile: str
+) -> None:
+    toml = '[[validations]]\nname = "tests"\nmode = "required"\ncommand = ["pytest"]\n'
+    root = project(tmp_path / "app", {"acp.toml": toml})
+    resource = await backend.register(root)
+    session = await lsp(profile, [root])
+    declared = Location(path="acp.toml", line=1, character=0)
+    backend.publish(
+        result(resource, "tests", REQ, False, message="3 tests failed", declared_at=declared)
+    )
+    (shown,) = await session.wait_diagnostics(root / "acp.toml", lambda d: len(d) == 1)
+    assert shown.severity == Sev.Error and shown.message == "3 tests failed"
+    assert shown.range.start == types.Position(1, 0)
+    assert shown.range.end == types.Position(1, len('name = "tests"'))
+
+
+@pytest.mark.parametrize("profile", PROFILES)
+async def test_columns_in_the_negotiated_encoding(
+    tmp_path: Path, backend: Backend, lsp: Starter, profile: str
+) -> None:
+    root = project(tmp_path / "app", {"hello.py": f"import os\n{UNICODE_LINE}\n"})
+    resource = await backend.register(root)
+    session = await lsp(profile, [root])
+    start = UNICODE_LINE.index("TODO")
+    end = start + len("TODO")
+    backend.publish(
+        result(
+            resource,
+            "todo",
+            INFO,
+            False,
+            [finding("hello.py", 1, start, "todo", end_line=1, end_character=end)],
+        )
+    )
+    # Unopened: converted against the file on disk.
+    (shown,) = await session.wait_diagnostics(root / "hello.py", lambda d: len(d) == 1)
+    encoding = session.encoding
+    assert shown.range.start.character == expected_column(UNICODE_LINE, start, encoding)
+    assert shown.range.end.character == expected_column(UNICODE_LINE, end, encoding)
+    if profile == "visual-studio-code":
+        assert (encoding, shown.range.start.character) == ("utf-16", start + 1)
+    # Opened with other text on that line: converted against the buffer.
+    edited = 'greeting = "😀😀 你好"  # TODO translate'
+    session.open(root / "hello.py", text=f"import os\n{edited}\n")
+    await session.wait_diagnostics(
+        root / "hello.py",
+        lambda d: (
+            len(d) == 1 and d[0].range.start.character == expected_column(edited, start, encoding)
+        ),
+    )
+
+
+@pytest.mark.parametrize("profile", PROFILES)
+async def test_coalescing_under_a_burst(
+    tmp_path: Path, backend: Backend, lsp: Starter, profile: str
+) -> None:
+    root = project(tmp_path / "app", {"a.py": "x\n" * 200})
+    resource = await backend.register(root)
+    session = await lsp(profile, [root])
+    session.open(root / "a.py")
+    for n in range(1, 101):
+        backend.publish(
+            result(resource, "ruff", REQ, False, [finding("a.py", i, 0, f"f{i}") for i in range(n)])
+        )
+    shown = await session.wait_diagnostics(root / "a.py", lambda d: len(d) == 100)
+    assert sorted(d.message for d in shown) == sorted(f"f{i}" for i in range(100))
+    if session.pull:
+        assert session.published == []
+        return
+    times = [at for at, params in session.published if params.uri == uri(root / "a.py")]
+    gaps = [later - earlier for earlier, later in itertools.pairwise(times)]
+    assert len(times) < 50, "a burst of 100 results must not give 100 publishes"
+    assert all(gap >= 0.04 for gap in gaps), gaps  # 50 ms window, minus timer slack
+
+
+async def test_push_carries_the_document_version(
+    tmp_path: Path, backend: Backend, lsp: Starter
+) -> None:
+    root = project(tmp_path / "app", {"a.py": "x\n"})
+    resource = await backend.register(root)
+    session = await lsp("neovim@v0.7", [root])
+    session.open(root / "a.py")
+    backend.publish(result(resource, "ruff", REQ, False, [finding("a.py", 0, 0, "bad")]))
+    await session.wait_diagnostics(root / "a.py", lambda d: len(d) == 1)
+    last = [p for _, p in session.published if p.uri == uri(root / "a.py")][-1]
+    assert last.version == 1
+
+
+async def test_pull_client_gets_result_ids_unchanged_reports_and_refresh(
+    tmp_path: Path, backend: Backend, lsp: Starter
+) -> None:
+    root = project(tmp_path / "app", {"a.py": "x\n", "b.py": "y\n"})
+    resource = await backend.register(root)
+    session = await lsp(PULL, [root])
+    client = session.client
+    session.open(root / "a.py")
+    backend.publish(result(resource, "ruff", REQ, False, [finding("a.py", 0, 0, "bad")]))
+    await wait_for(lambda: client.diagnostic_refresh_count >= 1)
+    await session.wait_diagnostics(root / "a.py", lambda d: len(d) == 1)
+    refreshes = client.diagnostic_refresh_count
+    identifier = types.TextDocumentIdentifier(uri(root / "a.py"))
+    first = await client.text_document_diagnostic_async(
+        types.DocumentDiagnosticParams(text_document=identifier)
+    )
+    assert isinstance(first, types.RelatedFullDocumentDiagnosticReport)
+    assert [d.message for d in first.items] == ["bad"] and first.result_id
+    again = await client.text_document_diagnostic_async(
+        types.DocumentDiagnosticParams(text_document=identifier, previous_result_id=first.result_id)
+    )
+    assert isinstance(again, types.RelatedUnchangedDocumentDiagnosticReport)
+    backend.publish(result(resource, "ruff", REQ, False, [finding("b.py", 0, 0, "moved")]))
+    await wait_for(lambda: client.diagnostic_refresh_count > refreshes)
+    workspace = await client.workspace_diagnostic_async(
+        types.WorkspaceDiagnosticParams(
+            previous_result_ids=[types.PreviousResultId(uri(root / "a.py"), first.result_id)]
+        )
+    )
+    reports = {report.uri: report for report in workspace.items}
+    assert reports[uri(root / "a.py")].kind == "full" and not reports[uri(root / "a.py")].items
+    assert [d.message for d in reports[uri(root / "b.py")].items] == ["moved"]
+    assert session.published == []  # a pull client is never pushed to

@@ -1,0 +1,97 @@
+"""Workspace folders and documents are placed through the registry only."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from lsprotocol import types
+
+from acp_client.models import ValidationMode
+from tests.e2e.conftest import PROFILES, Backend, Starter, finding, project, result, uri
+
+REQ = ValidationMode.REQUIRED
+
+
+@pytest.mark.parametrize("profile", PROFILES)
+async def test_multi_root_with_nested_and_unregistered_folders(
+    tmp_path: Path, backend: Backend, lsp: Starter, profile: str
+) -> None:
+    outer = project(tmp_path / "outer", {"o.py": "o\n", "inner/i.py": "i\n"})
+    inner = outer / "inner"
+    loose = project(tmp_path / "loose", {"l.py": "l\n", "m.py": "m\n"})
+    outer_resource = await backend.register(outer)
+    inner_resource = await backend.register(inner)
+    session = await lsp(profile, [outer, loose])
+
+    # One message for the unregistered folder, saying how to register it.
+    (message,) = session.messages()
+    assert str(loose) in message and f"acp-backend resource add {loose}" in message
+
+    for path in (outer / "o.py", inner / "i.py", loose / "l.py", loose / "m.py"):
+        session.open(path)
+    session.client.text_document_did_open(
+        types.DidOpenTextDocumentParams(
+            types.TextDocumentItem("untitled:Untitled-1", "python", 1, "x = 1\n")
+        )
+    )
+    # The deepest root wins: inner's result lands on inner/i.py; a result
+    # from outer naming the same logical path would be outer's own file.
+    backend.publish(result(inner_resource, "ruff", REQ, False, [finding("i.py", 0, 0, "inner")]))
+    backend.publish(result(outer_resource, "ruff", REQ, False, [finding("o.py", 0, 0, "outer")]))
+    (shown,) = await session.wait_diagnostics(inner / "i.py", lambda d: len(d) == 1)
+    assert shown.message == "inner"
+    (shown,) = await session.wait_diagnostics(outer / "o.py", lambda d: len(d) == 1)
+    assert shown.message == "outer"
+    assert await session.diagnostics(loose / "l.py") == []
+    assert len(session.messages()) == 1  # not one per file
+
+    # Registered later (say from a terminal): picked up without a restart.
+    loose_resource = await backend.register(loose)
+    await session.wait_in_play(loose)
+    backend.publish(result(loose_resource, "ruff", REQ, False, [finding("l.py", 0, 0, "now")]))
+    (shown,) = await session.wait_diagnostics(loose / "l.py", lambda d: len(d) == 1)
+    assert shown.message == "now"
+    assert len(session.messages()) == 1
+
+
+async def test_folder_added_later_is_resolved_and_announced_once(
+    tmp_path: Path, backend: Backend, lsp: Starter
+) -> None:
+    first = project(tmp_path / "first", {"a.py": "a\n"})
+    added = project(tmp_path / "added", {"b.py": "b\n"})
+    other = project(tmp_path / "other", {})
+    await backend.register(first)
+    added_resource = await backend.register(added)
+    session = await lsp("visual-studio-code", [first])
+    assert session.messages() == []
+    session.client.workspace_did_change_workspace_folders(
+        types.DidChangeWorkspaceFoldersParams(
+            types.WorkspaceFoldersChangeEvent(
+                added=[
+                    types.WorkspaceFolder(uri(added), "added"),
+                    types.WorkspaceFolder(uri(other), "other"),
+                ],
+                removed=[],
+            )
+        )
+    )
+    await session.wait_in_play(added)
+    backend.publish(result(added_resource, "ruff", REQ, False, [finding("b.py", 0, 0, "late")]))
+    await session.wait_diagnostics(added / "b.py", lambda d: len(d) == 1)
+    (message,) = session.messages()
+    assert str(other) in message and str(added) not in message
+
+
+async def test_a_file_outside_every_folder_still_resolves(
+    tmp_path: Path, backend: Backend, lsp: Starter
+) -> None:
+    folder = project(tmp_path / "folder", {})
+    elsewhere = project(tmp_path / "elsewhere", {"e.py": "e\n"})
+    await backend.register(folder)
+    resource = await backend.register(elsewhere)
+    session = await lsp("emacs", [folder])
+    session.open(elsewhere / "e.py")
+    await session.wait_in_play(elsewhere)
+    backend.publish(result(resource, "ruff", REQ, False, [finding("e.py", 0, 0, "seen")]))
+    await session.wait_diagnostics(elsewhere / "e.py", lambda d: len(d) == 1)

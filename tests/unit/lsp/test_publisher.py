@@ -1,0 +1,50 @@
+import asyncio
+
+from lsp_server.publisher import CoalescingPublisher
+
+WINDOW = 0.05
+
+
+async def test_first_change_goes_out_at_once() -> None:
+    sent: list[str] = []
+    publisher = CoalescingPublisher(sent.append, WINDOW)
+    publisher.changed("a")
+    publisher.changed("b")
+    assert sent == ["a", "b"]  # different keys never wait for each other
+
+
+async def test_burst_collapses_into_one_trailing_publish_of_the_last_state() -> None:
+    state = {"a": 0}
+    sent: list[int] = []
+    publisher = CoalescingPublisher(lambda key: sent.append(state[key]), WINDOW)
+    for value in range(1, 101):
+        state["a"] = value
+        publisher.changed("a")
+    assert sent == [1]
+    await asyncio.sleep(WINDOW * 2)
+    assert sent == [1, 100]
+    publisher.close()
+
+
+async def test_at_most_one_publish_per_window() -> None:
+    times: list[float] = []
+    loop = asyncio.get_running_loop()
+    publisher = CoalescingPublisher(lambda _: times.append(loop.time()), WINDOW)
+    end = loop.time() + 0.3
+    while loop.time() < end:
+        publisher.changed("a")
+        await asyncio.sleep(0.002)
+    await asyncio.sleep(WINDOW * 2)
+    gaps = [b - a for a, b in zip(times, times[1:], strict=False)]
+    assert len(times) >= 4
+    assert min(gaps) >= WINDOW * 0.9
+
+
+async def test_close_cancels_pending_publishes() -> None:
+    sent: list[str] = []
+    publisher = CoalescingPublisher(sent.append, WINDOW)
+    publisher.changed("a")
+    publisher.changed("a")
+    publisher.close()
+    await asyncio.sleep(WINDOW * 2)
+    assert sent == ["a"]

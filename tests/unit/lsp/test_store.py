@@ -1,0 +1,67 @@
+from acp_client.models import ResultOutcome, ValidationMode
+from lsp_server.store import DiagnosticsStore
+from tests.unit.lsp.factories import finding, result
+
+A, B = ("R", "a.py"), ("R", "b.py")
+
+
+def messages(store: DiagnosticsStore, key: tuple[str, str]) -> list[str]:
+    return sorted(mark.message for mark in store.marks(key))
+
+
+def test_validations_merge_and_each_replaces_only_its_own() -> None:
+    store = DiagnosticsStore()
+    assert store.apply(
+        result("lint", findings=[finding("a.py", message="l1"), finding("b.py", message="l2")])
+    ) == {A, B}
+    store.apply(result("types", findings=[finding("a.py", message="t1")]))
+    assert messages(store, A) == ["l1", "t1"]
+    changed = store.apply(result("lint", findings=[finding("a.py", message="l3")], at=5))
+    assert changed == {A, B}  # b.py loses lint's old finding
+    assert messages(store, A) == ["l3", "t1"] and messages(store, B) == []
+
+
+def test_required_pass_clears_that_validation() -> None:
+    store = DiagnosticsStore()
+    store.apply(result("lint", findings=[finding("a.py", message="l1")]))
+    store.apply(result("types", findings=[finding("a.py", message="t1")]))
+    assert store.apply(result("lint", passed=True, at=5)) == {A}
+    assert messages(store, A) == ["t1"]
+
+
+def test_older_run_and_cancelled_and_plan_results_are_ignored() -> None:
+    store = DiagnosticsStore()
+    store.apply(result("lint", findings=[finding("a.py", message="new")], at=10))
+    assert store.apply(result("lint", findings=[finding("a.py", message="old")], at=1)) == set()
+    assert store.apply(result("lint", passed=True, at=20, outcome=ResultOutcome.CANCELLED)) == set()
+    assert store.apply(result("lint", passed=True, at=20, plan_id="P")) == set()
+    assert messages(store, A) == ["new"]
+
+
+def test_versions_change_with_content() -> None:
+    store = DiagnosticsStore()
+    store.apply(result("lint", findings=[finding("a.py")]))
+    first = store.version(A)
+    store.apply(result("types", mode=ValidationMode.INFORMATIONAL, findings=[finding("b.py")]))
+    assert store.version(A) == first
+    store.apply(result("lint", passed=True, at=3))
+    assert store.version(A) > first
+    assert set(store.files()) == {A, B}  # an emptied file is still reported (pull)
+
+
+def test_replace_drops_validations_the_backend_no_longer_has() -> None:
+    store = DiagnosticsStore()
+    store.apply(result("gone", findings=[finding("a.py", message="g")]))
+    kept = result("lint", findings=[finding("b.py", message="l")])
+    assert store.replace("R", [kept]) == {A, B}
+    assert messages(store, A) == [] and messages(store, B) == ["l"]
+    assert store.forget_resource("R") == {B}
+
+
+def test_clear_file_then_a_new_result_shows_again() -> None:
+    store = DiagnosticsStore()
+    store.apply(result("lint", findings=[finding("a.py"), finding("b.py")]))
+    assert store.clear_file(A) and not store.clear_file(A)
+    assert store.marks(A) == [] and len(store.marks(B)) == 1
+    assert store.apply(result("lint", findings=[finding("a.py")], at=2)) == {A, B}
+    assert len(store.marks(A)) == 1 and store.marks(B) == []
