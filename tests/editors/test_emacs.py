@@ -1,22 +1,54 @@
-"""Real batch Emacs with eglot, configured with editors/emacs/acp-lsp.el, shows
-the demo's validation findings where they are."""
+"""Real batch Emacs, configured with editors/emacs/acp-lsp.el, shows the demo's
+validation findings where they are: through eglot and through lsp-mode."""
 
 from __future__ import annotations
 
 import json
+import subprocess
+from dataclasses import dataclass
 from pathlib import Path
 
+import pytest
 from editor_harness import ROOT, DemoProject, require_editor, run_editor, which
 
-DRIVER = Path(__file__).with_name("eglot_driver.el")
+HERE = Path(__file__).parent
 CONFIG = ROOT / "editors" / "emacs" / "acp-lsp.el"
 
 
-def test_eglot_shows_demo_diagnostics(demo_project: DemoProject, tmp_path: Path) -> None:
-    emacs = require_editor(which("emacs"), "Emacs with eglot (emacs-nox, elpa-eglot)")
+def emacs_with(library: str) -> Path | None:
+    """Emacs, if it can load ``library`` (eglot is built in only from Emacs 29)."""
+    emacs = which("emacs")
+    if emacs is None:
+        return None
+    probe = subprocess.run(
+        [str(emacs), "--batch", "--eval", f'(kill-emacs (if (locate-library "{library}") 0 1))'],
+        capture_output=True,
+        check=False,
+        timeout=30,
+    )
+    return emacs if probe.returncode == 0 else None
+
+
+@dataclass(frozen=True)
+class Client:
+    library: str
+    driver: str
+    error_type: str  # the flymake diagnostic types this client reports
+    warning_type: str
+
+
+EGLOT = Client("eglot", "eglot_driver.el", "eglot-error", "eglot-warning")
+LSP_MODE = Client("lsp-mode", "lsp_mode_driver.el", ":error", ":warning")
+
+
+@pytest.mark.parametrize("client", [EGLOT, LSP_MODE], ids=lambda client: client.library)
+def test_emacs_shows_demo_diagnostics(
+    client: Client, demo_project: DemoProject, tmp_path: Path
+) -> None:
+    emacs = require_editor(emacs_with(client.library), f"Emacs with {client.library}")
     result_file = tmp_path / "emacs-result.json"
     completed = run_editor(
-        [str(emacs), "--batch", "-l", str(DRIVER)],
+        [str(emacs), "--batch", "-l", str(HERE / client.driver)],
         demo_project,
         {
             "ACP_EMACS_CONFIG": str(CONFIG),
@@ -27,11 +59,12 @@ def test_eglot_shows_demo_diagnostics(demo_project: DemoProject, tmp_path: Path)
     assert result_file.exists(), f"Emacs wrote no result: {completed.stderr}"
     result = json.loads(result_file.read_text(encoding="utf-8"))
     assert "error" not in result, f"{result}\n{completed.stderr}"
+    assert len(result["servers"]) == 1, result  # acp-lsp alone, started from the shipped config
 
     # Flymake positions are buffer positions: columns count characters (code
     # points), so a right answer here proves the UTF-16 conversion both ways.
     shown = {(d["line"], d["column"], d["type"]): d["text"] for d in result["diagnostics"]}
     typo, todo = demo_project.typo(), demo_project.todo()
-    assert "nmae" in shown.get((typo.line, typo.codepoint_column, "eglot-error"), ""), result
-    todo_text = shown.get((todo.line, todo.codepoint_column, "eglot-warning"), "")
+    assert "nmae" in shown.get((typo.line, typo.codepoint_column, client.error_type), ""), result
+    todo_text = shown.get((todo.line, todo.codepoint_column, client.warning_type), "")
     assert "pick the farewell" in todo_text, result

@@ -1,0 +1,47 @@
+;;; emacs_session.el --- The session both Emacs drivers run  -*- lexical-binding: t; -*-
+;; Open $ACP_DEMO_FILE, connect with the client under test, save the file
+;; (runOn = save starts the validation run), wait for flymake to hold both an
+;; error and a warning, and write what Emacs holds to $ACP_RESULT_FILE as JSON.
+(require 'json)
+(require 'seq)
+(require 'flymake)
+
+(defun acp-test--wait (seconds condition)
+  (let ((deadline (+ (float-time) seconds)))
+    (while (and (< (float-time) deadline) (not (funcall condition)))
+      (accept-process-output nil 0.05))))
+
+(defun acp-test--has (type)
+  (seq-some (lambda (d) (eq (flymake-diagnostic-type d) type)) (flymake-diagnostics)))
+
+(defun acp-test--diagnostics ()
+  "Flymake's diagnostics; columns count characters (code points)."
+  (mapcar (lambda (d)
+            (let ((beg (flymake-diagnostic-beg d)))
+              (save-excursion
+                (goto-char beg)
+                `((line . ,(1- (line-number-at-pos beg)))
+                  (column . ,(- beg (line-beginning-position)))
+                  (type . ,(symbol-name (flymake-diagnostic-type d)))
+                  (text . ,(flymake-diagnostic-text d))))))
+          (flymake-diagnostics)))
+
+(defun acp-test-run (connect error-type warning-type)
+  "Run the session.  CONNECT starts the client in the current buffer and
+returns the names of the servers it runs; ERROR-TYPE and WARNING-TYPE are
+the client's flymake diagnostic types."
+  (let ((result '()))
+    (condition-case err
+        (progn
+          (find-file (getenv "ACP_DEMO_FILE"))
+          (push `(servers . ,(vconcat (funcall connect))) result)
+          ;; An unmodified buffer is not written (so no didSave): mark it first.
+          (set-buffer-modified-p t)
+          (save-buffer)
+          (acp-test--wait 20 (lambda () (and (acp-test--has error-type)
+                                             (acp-test--has warning-type))))
+          (push `(diagnostics . ,(vconcat (acp-test--diagnostics))) result))
+      (error (push `(error . ,(error-message-string err)) result)))
+    (with-temp-file (getenv "ACP_RESULT_FILE")
+      (insert (json-encode result)))
+    (kill-emacs 0)))

@@ -1,0 +1,26 @@
+;;; lsp_mode_driver.el --- Batch Emacs + lsp-mode with editors/emacs/acp-lsp.el  -*- lexical-binding: t; -*-
+(require 'lsp-mode)
+(load (getenv "ACP_EMACS_CONFIG") nil t)
+(load (expand-file-name "emacs_session.el" (file-name-directory load-file-name)) nil t)
+
+(setq lsp-session-file (expand-file-name "lsp-session" (getenv "HOME"))
+      lsp-auto-guess-root t               ; no interactive "import project?" question
+      lsp-diagnostics-provider :flymake
+      lsp-enable-file-watchers nil
+      lsp-restart 'ignore
+      ;; UI extras that batch mode does not load; none of them matters here.
+      lsp-enable-snippet nil
+      lsp-modeline-workspace-status-enable nil
+      lsp-modeline-diagnostics-enable nil
+      lsp-modeline-code-actions-enable nil
+      lsp-headerline-breadcrumb-enable nil)
+
+(acp-test-run (lambda ()
+                (lsp)
+                (acp-test--wait 15 (lambda ()
+                                     (seq-some (lambda (w)
+                                                 (eq (lsp--workspace-status w) 'initialized))
+                                               (lsp-workspaces))))
+                (mapcar (lambda (w) (symbol-name (lsp--workspace-server-id w)))
+                        (lsp-workspaces)))
+              :error :warning)
