@@ -34,10 +34,11 @@ from pytest_lsp import LanguageClient, client_capabilities
 from pytest_lsp.client import DEFAULT_CLIENT_FEATURES, register_lsp_features
 
 from acp_backend.facade import BackendFacade, create_facade
-from acp_client.events import ValidationResultEvent
+from acp_client.events import Event, ValidationResultEvent
 from acp_client.models import Finding, Location, Resource, ValidationMode, ValidationResult
 from acp_client.paths import path_to_uri
 
+REPO = Path(__file__).resolve().parents[2]
 PULL = "vscode-pull"
 PROFILES = ["visual-studio-code", "neovim@v0.7", "neovim@v0.11", "emacs", PULL]
 WAIT = 10.0
@@ -111,6 +112,9 @@ class Backend:
 
     def publish(self, result: ValidationResult) -> None:
         self.facade.context.events.publish(ValidationResultEvent, result=result)
+
+    def publish_event(self, event_type: type[Event], **fields: Any) -> None:
+        self.facade.context.events.publish(event_type, **fields)
 
     def publish_raw(self, method: str, params: dict[str, Any]) -> None:
         """An event that skips the model: what a broken backend might send."""
@@ -258,6 +262,14 @@ class Session:
             )
         )
 
+    def change(self, path: Path, text: str, version: int) -> None:
+        self.client.text_document_did_change(
+            types.DidChangeTextDocumentParams(
+                text_document=types.VersionedTextDocumentIdentifier(version=version, uri=uri(path)),
+                content_changes=[types.TextDocumentContentChangeWholeDocument(text=text)],
+            )
+        )
+
     def messages(self, kind: types.MessageType | None = None) -> list[str]:
         return [m.message for m in self.client.messages if kind is None or m.type == kind]
 
@@ -293,7 +305,7 @@ async def lsp(data_dir: Path) -> AsyncIterator[Starter]:
         if configuration is not None:
             client.set_configuration(configuration)
         command = [sys.executable, "-m", "lsp_server", "--data-dir", str(data_dir), *args]
-        await client.start_io(*command)
+        await client.start_io(*command, cwd=REPO)  # --facade may name a module of tests/
         sessions.append(session)
         answer = await client.initialize_session(
             types.InitializeParams(

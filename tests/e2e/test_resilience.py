@@ -1,0 +1,111 @@
+"""Outages, restarts and bad events: the server answers, says so once, and
+converges to the backend's state by itself."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from lsprotocol import types
+
+from acp_client.models import ValidationMode
+from tests.e2e.conftest import (
+    Backend,
+    ServerProcess,
+    Session,
+    Starter,
+    connected,
+    finding,
+    project,
+    result,
+    wait_for,
+)
+
+REQ = ValidationMode.REQUIRED
+
+
+async def start_in(mode: str, lsp: Starter, server: ServerProcess, folders: list[Path]) -> Session:
+    """``local``: the server's own in-process backend; ``server``: HTTP + SSE
+    to ``acp-backend serve`` with the token from a file."""
+    if mode == "local":
+        return await lsp("neovim@v0.11", folders)
+    server.start()
+    args = ["--acp", server.url, "--token-file", str(server.token_file)]
+    return await lsp("neovim@v0.11", folders, args=args)
+
+
+@pytest.mark.parametrize("mode", ["local", "server"])
+async def test_malformed_events_are_skipped(
+    tmp_path: Path, backend: Backend, lsp: Starter, server_process: ServerProcess, mode: str
+) -> None:
+    root = project(tmp_path / "app", {"a.py": "a\n"})
+    resource = await backend.register(root)
+    session = await start_in(mode, lsp, server_process, [root])
+    session.open(root / "a.py")
+    backend.publish_raw("validation.result", {"result": {"validation": 42}})
+    backend.publish_raw("validation.result", {"no": "result"})
+    backend.publish_raw("something.new", {"from": "the future"})
+    backend.publish(result(resource, "ruff", REQ, False, [finding("a.py", 0, 0, "still here")]))
+    (shown,) = await session.wait_diagnostics(root / "a.py", lambda d: len(d) == 1)
+    assert shown.message == "still here"
+    assert session.messages() == []  # nothing worth bothering the user with
+
+
+async def test_server_mode_backend_killed_and_restarted(
+    tmp_path: Path, backend: Backend, lsp: Starter, server_process: ServerProcess
+) -> None:
+    root = project(tmp_path / "app", {"a.py": "a\nb\n"})
+    resource = await backend.register(root)
+    session = await start_in("server", lsp, server_process, [root])
+    session.open(root / "a.py")
+    backend.publish(result(resource, "ruff", REQ, False, [finding("a.py", 0, 0, "before")]))
+    await session.wait_diagnostics(root / "a.py", lambda d: [x.message for x in d] == ["before"])
+
+    server_process.kill()
+    # While it is down, the results move on (another writer on the same data dir).
+    backend.publish(result(resource, "ruff", REQ, False, [finding("a.py", 1, 0, "during")]))
+    await wait_for(lambda: len(session.messages(types.MessageType.Warning)) == 1)
+    server_process.start()  # same port, a new token in the token file
+
+    shown = await session.wait_diagnostics(
+        root / "a.py", lambda d: [x.message for x in d] == ["during"]
+    )
+    assert shown[0].range.start.line == 1
+    await wait_for(lambda: connected(session.client, times=2))
+    backend.publish(result(resource, "ruff", REQ, True))
+    await session.wait_diagnostics(root / "a.py", lambda d: d == [])
+    (warning,) = session.messages(types.MessageType.Warning)
+    assert "unavailable" in warning and "reconnects by itself" in warning
+
+
+async def test_local_mode_falls_back_in_process_when_the_served_backend_dies(
+    tmp_path: Path, backend: Backend, lsp: Starter, server_process: ServerProcess
+) -> None:
+    root = project(tmp_path / "app", {"a.py": "a\n"})
+    resource = await backend.register(root)
+    server_process.start()
+    session = await lsp("emacs", [root])  # discovers the served backend
+    assert any("http://127.0.0.1" in m.message for m in session.client.log_messages)
+    session.open(root / "a.py")
+    server_process.kill()
+    await wait_for(lambda: connected(session.client, times=2), seconds=20)
+    assert "in-process" in session.client.log_messages[-1].message
+    backend.publish(result(resource, "ruff", REQ, False, [finding("a.py", 0, 0, "after")]))
+    await session.wait_diagnostics(root / "a.py", lambda d: len(d) == 1)
+
+
+async def test_backend_down_at_start_then_up(
+    tmp_path: Path, backend: Backend, lsp: Starter, server_process: ServerProcess
+) -> None:
+    root = project(tmp_path / "app", {"a.py": "a\n"})
+    resource = await backend.register(root)
+    server_process.token_file.write_text("not-yet\n")
+    args = ["--acp", server_process.url, "--token-file", str(server_process.token_file)]
+    session = await lsp("visual-studio-code", [root], args=args, wait_connected=False)
+    session.open(root / "a.py")  # the editor keeps working meanwhile
+    await wait_for(lambda: len(session.messages(types.MessageType.Warning)) == 1)
+    server_process.start()
+    await wait_for(lambda: connected(session.client), seconds=20)
+    backend.publish(result(resource, "ruff", REQ, False, [finding("a.py", 0, 0, "up")]))
+    await session.wait_diagnostics(root / "a.py", lambda d: len(d) == 1)
+    assert len(session.messages(types.MessageType.Warning)) == 1

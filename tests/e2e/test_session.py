@@ -1,0 +1,155 @@
+"""Settings, freshness, progress, and the read-only diagnostics path."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+
+import pytest
+from lsprotocol import types
+
+from acp_client.events import ValidationCompleted, ValidationStarted
+from acp_client.models import ValidationMode, ValidationSummary
+from acp_client.operations import OPERATIONS, canonical_method
+from tests.e2e.conftest import Backend, Starter, finding, project, result, uri, wait_for
+from tests.e2e.recording_facade import recorded_calls
+
+REQ = ValidationMode.REQUIRED
+RECORDING = ["--facade", "tests.e2e.recording_facade:create_facade"]
+
+
+def warnings(messages: list[types.ShowMessageParams]) -> list[str]:
+    return [m.message for m in messages if m.type == types.MessageType.Warning]
+
+
+async def test_invalid_initialization_options_give_one_message_naming_the_field(
+    tmp_path: Path, backend: Backend, lsp: Starter
+) -> None:
+    root = project(tmp_path / "app", {})
+    await backend.register(root)
+    # neovim 0.7 cannot answer workspace/configuration: options are all it has.
+    session = await lsp("neovim@v0.7", [root], options={"acp": {"runOn": "sometimes"}})
+    (message,) = warnings(session.client.messages)
+    assert "acp.runOn" in message and "default" in message
+
+
+async def test_configuration_errors_and_changes(
+    tmp_path: Path, backend: Backend, lsp: Starter
+) -> None:
+    root = project(tmp_path / "app", {"a.py": "a\n"})
+    resource = await backend.register(root)
+    session = await lsp(
+        "visual-studio-code",
+        [root],
+        options={"runOn": "manual"},
+        configuration={"acp": {"clearOnEdit": "maybe"}},
+    )
+    client = session.client
+    (message,) = warnings(client.messages)
+    assert "acp.clearOnEdit" in message and "runOn" not in message
+
+    client.set_configuration({"acp": {"clearOnEdit": True}})
+    client.workspace_did_change_configuration(types.DidChangeConfigurationParams(settings=None))
+    session.open(root / "a.py")
+    backend.publish(result(resource, "ruff", REQ, False, [finding("a.py", 0, 0, "bad")]))
+    await session.wait_diagnostics(root / "a.py", lambda d: len(d) == 1)
+    # clearOnEdit is now on: an edit removes the (now stale) diagnostics.
+    session.change(root / "a.py", "b\n", 2)
+    await session.wait_diagnostics(root / "a.py", lambda d: d == [])
+
+    client.set_configuration({"acp": {"debounceMs": "soon"}})
+    client.workspace_did_change_configuration(types.DidChangeConfigurationParams(settings=None))
+    await wait_for(lambda: len(warnings(client.messages)) == 2)
+    assert "acp.debounceMs" in warnings(client.messages)[1]
+
+
+async def test_edits_keep_diagnostics_by_default(
+    tmp_path: Path, backend: Backend, lsp: Starter
+) -> None:
+    root = project(tmp_path / "app", {"a.py": "a\n"})
+    resource = await backend.register(root)
+    session = await lsp("emacs", [root], options={"runOn": "manual"})
+    session.open(root / "a.py")
+    backend.publish(result(resource, "ruff", REQ, False, [finding("a.py", 0, 0, "bad")]))
+    await session.wait_diagnostics(root / "a.py", lambda d: len(d) == 1)
+    session.change(root / "a.py", "b\n", 2)
+    await asyncio.sleep(0.3)
+    assert len(await session.diagnostics(root / "a.py")) == 1
+
+
+async def test_runs_show_progress_and_cancelling_it_cancels_the_run(
+    tmp_path: Path, backend: Backend, lsp: Starter, data_dir: Path
+) -> None:
+    root = project(tmp_path / "app", {"a.py": "a\n"})
+    resource = await backend.register(root)
+    session = await lsp("visual-studio-code", [root], args=RECORDING)
+    client = session.client
+    backend.publish_event(
+        ValidationStarted, run_id="run-p", resource_id=resource.id, validations=("ruff", "todo")
+    )
+    token = "acp-run-run-p"
+    await wait_for(lambda: len(client.progress_reports.get(token, [])) == 1)
+    (begin,) = client.progress_reports[token]
+    assert isinstance(begin, types.WorkDoneProgressBegin) and begin.cancellable
+    client.window_work_done_progress_cancel(types.WorkDoneProgressCancelParams(token=token))
+    await wait_for(
+        lambda: (
+            {"method": "validation.cancel", "params": {"run_id": "run-p"}}
+            in recorded_calls(data_dir)
+        )
+    )
+    backend.publish_event(
+        ValidationCompleted, run_id="run-p", resource_id=resource.id, summary=ValidationSummary()
+    )
+    await wait_for(
+        lambda: isinstance(client.progress_reports[token][-1], types.WorkDoneProgressEnd)
+    )
+
+
+async def test_no_progress_when_the_client_has_none_or_it_is_off(
+    tmp_path: Path, backend: Backend, lsp: Starter
+) -> None:
+    root = project(tmp_path / "app", {"a.py": "a\n"})
+    resource = await backend.register(root)
+    session = await lsp("emacs", [root], options={"progress": False})
+    backend.publish_event(
+        ValidationStarted, run_id="run-q", resource_id=resource.id, validations=("ruff",)
+    )
+    backend.publish(result(resource, "ruff", REQ, False, [finding("a.py", 0, 0, "bad")]))
+    await session.wait_diagnostics(root / "a.py", lambda d: len(d) == 1)
+    assert session.client.progress_reports == {}
+
+
+@pytest.mark.parametrize("profile", ["visual-studio-code", "vscode-pull"])
+async def test_the_diagnostics_path_never_mutates(
+    tmp_path: Path, backend: Backend, lsp: Starter, data_dir: Path, profile: str
+) -> None:
+    """A whole session through a backend that writes down every call."""
+    root = project(tmp_path / "app", {"a.py": "a\n", "b.py": "b\n"})
+    loose = project(tmp_path / "loose", {"l.py": "l\n"})
+    resource = await backend.register(root)
+    session = await lsp(profile, [root, loose], args=RECORDING)
+    client = session.client
+    for path in (root / "a.py", root / "b.py", loose / "l.py"):
+        session.open(path)
+    backend.publish(result(resource, "ruff", REQ, False, [finding("a.py", 0, 0, "bad")]))
+    await session.wait_diagnostics(root / "a.py", lambda d: len(d) == 1)
+    identifier = types.TextDocumentIdentifier(uri(root / "a.py"))
+    session.change(root / "a.py", "c\n", 2)
+    client.text_document_did_save(types.DidSaveTextDocumentParams(identifier))
+    client.text_document_did_close(types.DidCloseTextDocumentParams(identifier))
+    await backend.register(loose)
+    await session.wait_in_play(loose)
+    backend.publish_event(
+        ValidationStarted, run_id="run-r", resource_id=resource.id, validations=("ruff",)
+    )
+    if not session.pull:
+        await wait_for(lambda: "acp-run-run-r" in client.progress_reports)
+        client.window_work_done_progress_cancel(
+            types.WorkDoneProgressCancelParams(token="acp-run-run-r")
+        )
+    await wait_for(lambda: "validation.run" in {c["method"] for c in recorded_calls(data_dir)})
+    methods = {call["method"] for call in recorded_calls(data_dir)}
+    assert {"resource.resolve", "validation.list_results", "validation.run"} <= methods
+    mutating = {m for m in methods if OPERATIONS[canonical_method(m)].mutates}
+    assert mutating == set(), f"the diagnostics path called {mutating}"
