@@ -127,10 +127,12 @@ class AcpLanguageServer(LanguageServer):
         await asyncio.gather(*tasks, return_exceptions=True)
         await self.link.drop()
 
-    def _spawn(self, coroutine: Coroutine[Any, Any, Any]) -> None:
+    def _spawn(self, coroutine: Coroutine[Any, Any, T]) -> asyncio.Task[T]:
+        """A background task, referenced until done and cancelled on shutdown."""
         task = asyncio.create_task(coroutine)
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
+        return task
 
     # --- settings ----------------------------------------------------------
 
@@ -149,6 +151,7 @@ class AcpLanguageServer(LanguageServer):
                 log.warning("workspace/configuration failed: %s", exc)
                 answer = [None]
             raw = answer[0] if answer else None
+        raw = unwrap_section(raw)
         merged: object = self._init_options
         if isinstance(raw, dict) and isinstance(self._init_options, dict):
             merged = {**self._init_options, **raw}
@@ -157,7 +160,7 @@ class AcpLanguageServer(LanguageServer):
         self._apply_settings(merged)
 
     def _apply_settings(self, raw: object) -> None:
-        self.settings, message = parse_settings(unwrap_section(raw))
+        self.settings, message = parse_settings(raw)
         if message is not None and message != self._settings_message:
             self.say(message, types.MessageType.Warning)
         self._settings_message = message
@@ -169,9 +172,10 @@ class AcpLanguageServer(LanguageServer):
         start over (a fresh discovery, a full resync, events resumed)."""
         backoff = Backoff()
         while True:
+            events: asyncio.Task[None] | None = None
             try:
                 client = await self.link.connect()
-                events = self._spawn_events(client)
+                events = self._spawn(self._consume_events(client))
                 await asyncio.sleep(0)  # let it subscribe before listing: no gap
                 await self.sync(client)
                 again = "back" if self._outage_said else "connected"
@@ -185,14 +189,11 @@ class AcpLanguageServer(LanguageServer):
                 self._outage(exc)
             except Exception:
                 log.exception("unexpected failure following the ACP backend")
+            finally:
+                if events is not None and not events.done():
+                    events.cancel()
             await self.link.drop()
             await asyncio.sleep(backoff.next())
-
-    def _spawn_events(self, client: AcpClient) -> asyncio.Task[None]:
-        task = asyncio.create_task(self._consume_events(client))
-        self._tasks.add(task)
-        task.add_done_callback(self._tasks.discard)
-        return task
 
     async def _consume_events(self, client: AcpClient) -> None:
         async for event in client.events(self._last_event_id):
