@@ -153,3 +153,39 @@ async def test_the_diagnostics_path_never_mutates(
     assert {"resource.resolve", "validation.list_results", "validation.run"} <= methods
     mutating = {m for m in methods if OPERATIONS[canonical_method(m)].mutates}
     assert mutating == set(), f"the diagnostics path called {mutating}"
+
+
+async def test_run_on_save_asks_for_the_saved_file(
+    tmp_path: Path, backend: Backend, lsp: Starter, data_dir: Path
+) -> None:
+    root = project(tmp_path / "app", {"a.py": "a\n"})
+    resource = await backend.register(root)
+    session = await lsp("neovim@v0.11", [root], args=RECORDING)
+    session.open(root / "a.py")
+    await session.wait_in_play(root)
+    session.client.text_document_did_save(
+        types.DidSaveTextDocumentParams(types.TextDocumentIdentifier(uri(root / "a.py")))
+    )
+    expected = {"method": "validation.run", "params": {"resource": resource.id, "paths": ["a.py"]}}
+    await wait_for(lambda: expected in recorded_calls(data_dir))
+
+
+async def test_run_on_change_is_debounced_into_one_run(
+    tmp_path: Path, backend: Backend, lsp: Starter, data_dir: Path
+) -> None:
+    root = project(tmp_path / "app", {"a.py": "a\n", "b.py": "b\n"})
+    resource = await backend.register(root)
+    options = {"runOn": "change", "debounceMs": 200}
+    session = await lsp("emacs", [root], options=options, args=RECORDING)
+    session.open(root / "a.py")
+    session.open(root / "b.py")
+    await session.wait_in_play(root)
+    for version in range(2, 7):
+        session.change(root / "a.py", f"a{version}\n", version)
+        await asyncio.sleep(0.02)
+    session.change(root / "b.py", "b2\n", 2)
+    runs = lambda: [c for c in recorded_calls(data_dir) if c["method"] == "validation.run"]  # noqa: E731
+    await wait_for(lambda: len(runs()) >= 1)
+    await asyncio.sleep(0.4)
+    (run,) = runs()
+    assert run["params"] == {"resource": resource.id, "paths": ["a.py", "b.py"]}
