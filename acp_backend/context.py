@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Coroutine
+from collections.abc import Callable, Coroutine
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, TypeVar, cast
 
 from acp_backend.eventlog import EventLog
 from acp_backend.registry import Registry
@@ -63,3 +63,12 @@ class BackendContext:
     registry: Registry
     events: EventLog
     tasks: TaskSet = field(default_factory=TaskSet)
+    _services: dict[type[Any], Any] = field(default_factory=dict, repr=False)
+
+    def service(self, kind: type[T], make: Callable[[BackendContext], T]) -> T:
+        """This backend's one ``kind`` (a service's own state, e.g. its running
+        validations), made by ``make`` on first use."""
+        found = self._services.get(kind)
+        if found is None:
+            found = self._services[kind] = make(self)
+        return cast(T, found)

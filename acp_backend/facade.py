@@ -39,6 +39,7 @@ log = logging.getLogger(__name__)
 SERVICE_MODULES: tuple[str, ...] = (
     "acp_backend.protocol_service",
     "acp_backend.resource_service",
+    "acp_backend.validation.service",
 )
 
 RETENTION_ENV = "ACP_EVENT_RETENTION"

@@ -13,6 +13,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from acp_client.models import (
     ContextInfo,
+    Finding,
     Model,
     Plan,
     PlanPreview,
@@ -90,6 +91,11 @@ class ValidationListParams(Params):
 
 class ValidationListResult(Model):
     validations: tuple[ValidationSpec, ...]
+    config_error: Finding | None = Field(
+        default=None,
+        description="The declaration file's current problem (located in it), if any; the "
+        "validations listed are then the last valid ones.",
+    )
 
 
 class ValidationRunParams(Params):
@@ -108,6 +114,11 @@ class ValidationRunParams(Params):
 class ValidationRunResult(Model):
     run_id: str
     validations: tuple[str, ...]
+    started_event_id: int | None = Field(
+        default=None,
+        description="Id of the run's validation.started event: subscribing after "
+        "started_event_id - 1 sees every event of the run, however fast it ends.",
+    )
 
 
 class ValidationCancelParams(Params):

@@ -1,0 +1,342 @@
+"""``acp.toml``: the validations a resource declares.
+
+Each ``[[validations]]`` table becomes a ``ValidationConfig``. Errors name
+the file, the line and the field; ``ConfigCache`` re-reads the file when it
+changes and keeps the last valid configuration in force when it breaks.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+import tomllib
+from dataclasses import dataclass, field
+from enum import StrEnum
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+
+from acp_client.models import Location, ValidationMode, ValidationSpec
+
+log = logging.getLogger(__name__)
+
+CONFIG_FILE = "acp.toml"
+DEFAULT_TIMEOUT = 120.0
+
+
+class ColumnUnit(StrEnum):
+    UTF16 = "utf-16"
+    CODE_POINTS = "code-points"
+    BYTES = "bytes"
+
+
+class OutputFormat(StrEnum):
+    SARIF = "sarif"
+    PATTERN = "pattern"
+    EXIT_CODE = "exit-code"
+    ACP_JSON = "acp-json"
+
+
+PATTERN_GROUPS = frozenset(
+    {"path", "line", "column", "end_line", "end_column", "message", "code", "severity"}
+)
+
+# GNU style, ``file:line[:column]: [severity:] message [code]``: mypy, gcc, flake8,
+# pylint's parseable output. Columns 1-based.
+DEFAULT_PATTERN = re.compile(
+    r"^(?P<path>[^:\n]+?):(?P<line>\d+):(?:(?P<column>\d+):)?"
+    r"(?:(?P<end_line>\d+):(?P<end_column>\d+):)?\s*"
+    r"(?:(?P<severity>fatal error|error|warning|note|info|hint)\s*:\s*)?"
+    r"(?P<message>.*?)(?:\s+\[(?P<code>[^\]\s]+)\])?\s*$"
+)
+
+
+class ConfigError(Exception):
+    """A problem in an ``acp.toml``: where it is (file, 1-based line, field) and what."""
+
+    def __init__(self, file: str, line: int, field_name: str | None, message: str) -> None:
+        self.file, self.line, self.field, self.message = file, line, field_name, message
+        where = f"{file}:{line}"
+        super().__init__(
+            f"{where}: {field_name}: {message}" if field_name else f"{where}: {message}"
+        )
+
+
+@dataclass(frozen=True)
+class ValidationConfig:
+    """One declared validation, checked and ready to run."""
+
+    name: str
+    mode: ValidationMode
+    command: tuple[str, ...] | str  # a string only with ``shell``
+    format: OutputFormat
+    line: int  # 1-based line of its ``[[validations]]`` header
+    shell: bool = False
+    pattern: re.Pattern[str] = DEFAULT_PATTERN
+    columns: ColumnUnit | None = None  # None: the format's (or the tool's) own unit
+    one_based_columns: bool = True
+    timeout: float = DEFAULT_TIMEOUT
+    applies_to: tuple[str, ...] = ()
+    description: str = ""
+    fix: tuple[str, ...] | str | None = None
+
+    @property
+    def declared_at(self) -> Location:
+        return Location(path=CONFIG_FILE, line=self.line - 1, character=0)
+
+    def spec(self) -> ValidationSpec:
+        return ValidationSpec(
+            name=self.name,
+            mode=self.mode,
+            description=self.description,
+            applies_to=self.applies_to,
+            has_fix=self.fix is not None,
+            declared_at=self.declared_at,
+        )
+
+    def applies_to_any(self, paths: tuple[str, ...]) -> bool:
+        """Whether a change to one of ``paths`` (relative, POSIX) concerns this validation."""
+        if not self.applies_to:
+            return True
+        return any(glob_matches(glob, path) for glob in self.applies_to for path in paths)
+
+
+def glob_matches(glob: str, path: str) -> bool:
+    """``*`` and ``?`` stay within a path segment, ``**`` spans segments; a glob
+    without ``/`` is matched against the file name alone (``*.py``)."""
+    target = path if "/" in glob else path.rsplit("/", 1)[-1]
+    return _glob_regex(glob).fullmatch(target) is not None
+
+
+def _glob_regex(glob: str) -> re.Pattern[str]:
+    parts: list[str] = []
+    i = 0
+    while i < len(glob):
+        if glob.startswith("**/", i):
+            parts.append("(?:.*/)?")
+            i += 3
+        elif glob.startswith("**", i):
+            parts.append(".*")
+            i += 2
+        else:
+            char = glob[i]
+            parts.append({"*": "[^/]*", "?": "[^/]"}.get(char, re.escape(char)))
+            i += 1
+    return re.compile("".join(parts))
+
+
+class _Declaration(BaseModel):
+    """The shape of one ``[[validations]]`` table, as written."""
+
+    model_config = ConfigDict(extra="forbid", strict=True)
+
+    name: str = Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
+    mode: Literal["required", "informational"]
+    command: list[str] | str
+    shell: bool = False
+    format: Literal["sarif", "pattern", "exit-code", "acp-json"] = "exit-code"
+    pattern: str | None = None
+    columns: Literal["utf-16", "code-points", "bytes"] | None = None
+    one_based_columns: bool = True
+    timeout: float = Field(default=DEFAULT_TIMEOUT, gt=0)
+    applies_to: list[str] = Field(default_factory=list)
+    description: str = ""
+    fix: list[str] | str | None = None
+
+    @field_validator("pattern")
+    @classmethod
+    def _compiles_with_known_groups(cls, value: str | None) -> str | None:
+        if value is None:
+            return None
+        try:
+            compiled = re.compile(value)
+        except re.error as exc:
+            raise ValueError(f"not a valid regular expression: {exc}") from None
+        unknown = set(compiled.groupindex) - PATTERN_GROUPS
+        if unknown:
+            raise ValueError(
+                f"unknown group(s) {', '.join(sorted(unknown))}; "
+                f"allowed: {', '.join(sorted(PATTERN_GROUPS))}"
+            )
+        return value
+
+
+def parse_config(text: str, file: str = CONFIG_FILE) -> tuple[ValidationConfig, ...]:
+    """The validations declared in ``text``; ``ConfigError`` on the first problem."""
+    try:
+        document = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        found = re.search(r"at line (\d+)", str(exc))
+        raise ConfigError(
+            file, int(found[1]) if found else 1, None, f"invalid TOML: {exc}"
+        ) from None
+    tables = document.get("validations", [])
+    if not isinstance(tables, list) or not all(isinstance(t, dict) for t in tables):
+        raise ConfigError(
+            file,
+            _key_line(text, 0, len(text), "validations") or 1,
+            "validations",
+            "must be an array of tables ([[validations]])",
+        )
+    spans = _table_spans(text, len(tables))
+    configs: list[ValidationConfig] = []
+    for index, (table, (start, end)) in enumerate(zip(tables, spans, strict=True)):
+        located = _Locator(file, text, start, end, f"validations[{index + 1}]")
+        config = _build(table, located)
+        if any(c.name == config.name for c in configs):
+            raise located.error("name", f"duplicate validation name {config.name!r}")
+        configs.append(config)
+    return tuple(configs)
+
+
+@dataclass(frozen=True)
+class _Locator:
+    """Turns a field of one table into ``ConfigError``s that point at its line."""
+
+    file: str
+    text: str
+    start: int  # character offsets of the table in the text
+    end: int
+    label: str
+
+    @property
+    def header_line(self) -> int:
+        return self.text.count("\n", 0, self.start) + 1
+
+    def error(self, field_name: str | None, message: str) -> ConfigError:
+        line = _key_line(self.text, self.start, self.end, field_name) if field_name else None
+        qualified = f"{self.label}.{field_name}" if field_name else self.label
+        return ConfigError(self.file, line or self.header_line, qualified, message)
+
+
+def _build(table: dict[str, Any], at: _Locator) -> ValidationConfig:
+    try:
+        declared = _Declaration.model_validate(table)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        loc = first["loc"]
+        raise at.error(
+            str(loc[0]) if loc else None, _explain(first["type"], first["msg"])
+        ) from None
+    _check_command(declared.command, declared.shell, "command", at)
+    if declared.fix is not None:
+        _check_command(declared.fix, declared.shell, "fix", at)
+    if declared.pattern is not None and declared.format != "pattern":
+        raise at.error("pattern", f'only applies to format = "pattern", not {declared.format!r}')
+    return ValidationConfig(
+        name=declared.name,
+        mode=ValidationMode(declared.mode),
+        command=_argv(declared.command),
+        shell=declared.shell,
+        format=OutputFormat(declared.format),
+        pattern=re.compile(declared.pattern) if declared.pattern else DEFAULT_PATTERN,
+        columns=ColumnUnit(declared.columns) if declared.columns else None,
+        one_based_columns=declared.one_based_columns,
+        timeout=declared.timeout,
+        applies_to=tuple(declared.applies_to),
+        description=declared.description,
+        fix=_argv(declared.fix) if declared.fix is not None else None,
+        line=at.header_line,
+    )
+
+
+def _explain(error_type: str, message: str) -> str:
+    if error_type == "extra_forbidden":
+        return f"unknown field (known: {', '.join(_Declaration.model_fields)})"
+    if error_type == "missing":
+        return "required field is missing"
+    return message.removeprefix("Value error, ")
+
+
+def _check_command(command: list[str] | str, shell: bool, name: str, at: _Locator) -> None:
+    if shell and not isinstance(command, str):
+        raise at.error(name, "with shell = true, write the command as one string")
+    if not shell and isinstance(command, str):
+        raise at.error(name, "must be a list of arguments (or set shell = true to use a shell)")
+    if not command or (isinstance(command, list) and not command[0]):
+        raise at.error(name, "must not be empty")
+
+
+def _argv(command: list[str] | str) -> tuple[str, ...] | str:
+    return command if isinstance(command, str) else tuple(command)
+
+
+_TABLE_HEADER = re.compile(r"^[ \t]*\[\[[ \t]*validations[ \t]*\]\]", re.M)
+_ANY_HEADER = re.compile(r"^[ \t]*\[", re.M)
+
+
+def _table_spans(text: str, count: int) -> list[tuple[int, int]]:
+    """Character spans of the ``[[validations]]`` tables; the whole text for
+    tables written inline (``validations = [{...}]``), which have no header."""
+    headers = [m.start() for m in _TABLE_HEADER.finditer(text)]
+    if len(headers) != count:
+        return [(0, len(text))] * count
+    spans = []
+    for start in headers:
+        after_header = text.find("\n", start)
+        following = _ANY_HEADER.search(text, after_header + 1) if after_header >= 0 else None
+        spans.append((start, following.start() if following else len(text)))
+    return spans
+
+
+def _key_line(text: str, start: int, end: int, key: str) -> int | None:
+    found = re.compile(rf"^[ \t]*[\"']?{re.escape(key)}[\"']?[ \t]*=", re.M).search(
+        text, start, end
+    )
+    return text.count("\n", 0, found.start()) + 1 if found else None
+
+
+@dataclass
+class LoadedConfig:
+    """What is in force for a resource, and the current file's problem if any."""
+
+    validations: tuple[ValidationConfig, ...] = ()
+    error: ConfigError | None = None
+
+
+@dataclass
+class _CacheEntry:
+    stamp: tuple[int, int] | None
+    loaded: LoadedConfig = field(default_factory=LoadedConfig)
+
+
+class ConfigCache:
+    """Reads each resource's ``acp.toml`` again whenever its mtime or size changes."""
+
+    def __init__(self) -> None:
+        self._entries: dict[Path, _CacheEntry] = {}
+
+    def get(self, root: Path) -> LoadedConfig:
+        path = root / CONFIG_FILE
+        try:
+            info = path.stat()
+            stamp: tuple[int, int] | None = (info.st_mtime_ns, info.st_size)
+        except FileNotFoundError:
+            stamp = None
+        entry = self._entries.get(path)
+        if entry is not None and entry.stamp == stamp:
+            return entry.loaded
+        previous = entry.loaded.validations if entry else ()
+        loaded = self._read(path, stamp, previous)
+        self._entries[path] = _CacheEntry(stamp, loaded)
+        return loaded
+
+    @staticmethod
+    def _read(
+        path: Path, stamp: tuple[int, int] | None, previous: tuple[ValidationConfig, ...]
+    ) -> LoadedConfig:
+        if stamp is None:
+            return LoadedConfig()
+        try:
+            data = path.read_bytes()
+            return LoadedConfig(parse_config(data.decode("utf-8"), str(path)))
+        except UnicodeDecodeError as exc:
+            line = data.count(b"\n", 0, exc.start) + 1
+            error = ConfigError(str(path), line, None, f"not UTF-8 text: {exc.reason}")
+        except OSError as exc:
+            error = ConfigError(str(path), 1, None, f"cannot read: {exc.strerror}")
+        except ConfigError as exc:
+            error = exc
+        log.warning("%s; keeping the previous configuration", error)
+        return LoadedConfig(previous, error)

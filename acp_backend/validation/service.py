@@ -1,0 +1,118 @@
+"""``validation.*``: thin handlers over acp.toml, the runs and the store."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from acp_backend.context import BackendContext
+from acp_backend.handlers import handles
+from acp_backend.validation.config import CONFIG_FILE, ConfigCache, ConfigError
+from acp_backend.validation.runs import ValidationRuns
+from acp_backend.validation.selection import select_validations
+from acp_client.errors import InvalidParams, InvalidState, NotFound
+from acp_client.models import Finding, Location, SeverityHint
+from acp_client.operations import (
+    ValidationCancelParams,
+    ValidationCancelResult,
+    ValidationListParams,
+    ValidationListResult,
+    ValidationListResultsParams,
+    ValidationListResultsResult,
+    ValidationRunParams,
+    ValidationRunResult,
+)
+
+CONCURRENCY_ENV = "ACP_VALIDATION_CONCURRENCY"
+
+
+class ValidationService:
+    """The backend's validation state: parsed acp.toml files and running validations."""
+
+    def __init__(self, ctx: BackendContext) -> None:
+        self.configs = ConfigCache()
+        self.runs = ValidationRuns(
+            events=ctx.events,
+            save=ctx.store.insert_result,
+            tasks=ctx.tasks,
+            concurrency=concurrency_from_env(),
+        )
+
+
+def concurrency_from_env() -> int:
+    """``$ACP_VALIDATION_CONCURRENCY``, else the number of CPUs."""
+    raw = os.environ.get(CONCURRENCY_ENV)
+    if raw is None:
+        return os.cpu_count() or 1
+    if not raw.strip().isdecimal() or int(raw) < 1:
+        raise InvalidState(
+            f"${CONCURRENCY_ENV} is {raw!r}, not a positive integer",
+            remedy=f"unset {CONCURRENCY_ENV} or set it to how many validators may run at once",
+        )
+    return int(raw)
+
+
+def _service(ctx: BackendContext) -> ValidationService:
+    return ctx.service(ValidationService, ValidationService)
+
+
+def config_finding(error: ConfigError | None) -> Finding | None:
+    if error is None:
+        return None
+    return Finding(
+        location=Location(path=CONFIG_FILE, line=error.line - 1, character=0),
+        message=str(error),
+        severity=SeverityHint.ERROR,
+    )
+
+
+@handles("validation.list")
+async def list_validations(
+    ctx: BackendContext, params: ValidationListParams
+) -> ValidationListResult:
+    resource = ctx.registry.get(params.resource)
+    loaded = _service(ctx).configs.get(Path(resource.root))
+    return ValidationListResult(
+        validations=tuple(config.spec() for config in loaded.validations),
+        config_error=config_finding(loaded.error),
+    )
+
+
+@handles("validation.run")
+async def run(ctx: BackendContext, params: ValidationRunParams) -> ValidationRunResult:
+    if params.plan is not None:
+        raise InvalidParams("params.plan: validating a plan's sandbox is not supported yet")
+    resource = ctx.registry.get(params.resource)
+    service = _service(ctx)
+    loaded = service.configs.get(Path(resource.root))
+    selected = select_validations(loaded, resource.root, params.validations, params.paths)
+    started = service.runs.start(resource.id, Path(resource.root), selected)
+    return ValidationRunResult(
+        run_id=started.run_id,
+        validations=started.validations,
+        started_event_id=started.started_event_id,
+    )
+
+
+@handles("validation.cancel")
+async def cancel(ctx: BackendContext, params: ValidationCancelParams) -> ValidationCancelResult:
+    cancelled = await _service(ctx).runs.cancel(params.run_id)
+    if cancelled is None:  # finished already (results stored), or never existed
+        known = ctx.store.query(
+            "SELECT 1 FROM validation_results WHERE run_id = ? LIMIT 1", (params.run_id,)
+        )
+        if not known:
+            raise NotFound(f"no validation run {params.run_id!r}")
+        cancelled = ()
+    return ValidationCancelResult(run_id=params.run_id, cancelled=cancelled)
+
+
+@handles("validation.list_results")
+async def list_results(
+    ctx: BackendContext, params: ValidationListResultsParams
+) -> ValidationListResultsResult:
+    resource = ctx.registry.get(params.resource)
+    results, cursor = ctx.store.latest_results(
+        resource.id, params.plan, params.after, params.limit, params.history
+    )
+    return ValidationListResultsResult(results=tuple(results), next_cursor=cursor)
