@@ -1,0 +1,353 @@
+"""End-to-end harness: the real ``acp-lsp`` over stdio against the real backend.
+
+Each test gets a fresh data dir. The test process reaches the same backend
+(in-process on that data dir) to register resources and to append events to
+its log; the server under test sees them exactly as it sees a CLI or another
+client's activity. In server mode the server under test talks HTTP + SSE to
+an ``acp-backend serve`` subprocess on 127.0.0.1 instead.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import signal
+import socket
+import sqlite3
+import subprocess
+import sys
+import time
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from itertools import count
+from pathlib import Path
+from typing import Any
+
+import attrs
+import pytest
+import pytest_asyncio
+from lsprotocol import types
+from pygls.protocol import default_converter
+from pytest_lsp import LanguageClient, client_capabilities
+from pytest_lsp.client import DEFAULT_CLIENT_FEATURES, register_lsp_features
+
+from acp_backend.facade import BackendFacade, create_facade
+from acp_client.events import Event, ValidationResultEvent
+from acp_client.models import Finding, Location, Resource, ValidationMode, ValidationResult
+from acp_client.paths import path_to_uri
+
+REPO = Path(__file__).resolve().parents[2]
+PULL = "vscode-pull"
+PROFILES = ["visual-studio-code", "neovim@v0.7", "neovim@v0.11", "emacs", PULL]
+WAIT = 10.0
+
+_ids = count(1)
+
+
+def capabilities_for(profile: str) -> types.ClientCapabilities:
+    """A recorded profile; ``vscode-pull`` is VS Code as of 1.7x: it pulls
+    diagnostics and honours ``workspace/diagnostic/refresh``."""
+    if profile != PULL:
+        return client_capabilities(profile)
+    base = client_capabilities("visual-studio-code")
+    assert base.text_document is not None and base.workspace is not None
+    return attrs.evolve(
+        base,
+        text_document=attrs.evolve(
+            base.text_document,
+            diagnostic=types.DiagnosticClientCapabilities(related_document_support=False),
+        ),
+        workspace=attrs.evolve(
+            base.workspace,
+            diagnostics=types.DiagnosticWorkspaceClientCapabilities(refresh_support=True),
+        ),
+    )
+
+
+def result(
+    resource: Resource,
+    validation: str,
+    mode: ValidationMode,
+    passed: bool,
+    findings: Sequence[Finding] = (),
+    *,
+    message: str = "",
+    declared_at: Location | None = None,
+) -> ValidationResult:
+    now = datetime.now(UTC)
+    n = next(_ids)
+    return ValidationResult(
+        id=f"result-{n}",
+        validation=validation,
+        mode=mode,
+        passed=passed,
+        message=message,
+        resource_id=resource.id,
+        run_id=f"run-{n}",
+        started_at=now,
+        finished_at=now,
+        findings=tuple(findings),
+        declared_at=declared_at,
+    )
+
+
+def finding(path: str, line: int, character: int, message: str, **more: Any) -> Finding:
+    location = Location(path=path, line=line, character=character, **more)
+    return Finding(location=location, message=message)
+
+
+@dataclass
+class Backend:
+    """The test's own handle on the backend of ``data_dir``."""
+
+    data_dir: Path
+    facade: BackendFacade
+
+    async def register(self, path: Path) -> Resource:
+        return Resource.model_validate(
+            await self.facade.dispatch("resource.register", {"path": str(path)})
+        )
+
+    def publish(self, result: ValidationResult) -> None:
+        self.facade.context.events.publish(ValidationResultEvent, result=result)
+
+    def publish_event(self, event_type: type[Event], **fields: Any) -> None:
+        self.facade.context.events.publish(event_type, **fields)
+
+    def publish_raw(self, method: str, params: dict[str, Any]) -> None:
+        """An event that skips the model: what a broken backend might send."""
+        with contextlib.closing(sqlite3.connect(self.facade.context.store.path)) as conn, conn:
+            conn.execute(
+                "INSERT INTO events (method, params, at) VALUES (?, ?, ?)",
+                (method, json.dumps(params), datetime.now(UTC).isoformat()),
+            )
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+@dataclass
+class ServerProcess:
+    """``acp-backend serve`` on 127.0.0.1 at a fixed port, restartable; its
+    token is written to ``token_file`` as an operator would."""
+
+    data_dir: Path
+    port: int = field(default_factory=free_port)
+    process: subprocess.Popen[bytes] | None = None
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    @property
+    def token_file(self) -> Path:
+        return self.data_dir.parent / "token"
+
+    def start(self) -> None:
+        backend_file = self.data_dir / "backend.json"
+        backend_file.unlink(missing_ok=True)
+        command = [sys.executable, "-m", "acp_backend.cli", "--data-dir", str(self.data_dir)]
+        self.process = subprocess.Popen(
+            [*command, "serve", "--port", str(self.port)],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
+        deadline = time.monotonic() + WAIT
+        while time.monotonic() < deadline:
+            with contextlib.suppress(OSError, ValueError):
+                info = json.loads(backend_file.read_text())
+                self.token_file.write_text(info["token"] + "\n")
+                return
+            time.sleep(0.05)
+        raise RuntimeError("acp-backend serve did not write backend.json")
+
+    def kill(self) -> None:
+        if self.process is not None:
+            self.process.send_signal(signal.SIGKILL)
+            self.process.wait()
+            self.process = None
+
+    def stop(self) -> None:
+        if self.process is not None:
+            self.process.terminate()
+            try:
+                self.process.wait(5)
+            except subprocess.TimeoutExpired:
+                self.kill()
+            self.process = None
+
+
+@pytest.fixture
+def data_dir(tmp_path: Path) -> Path:
+    directory = tmp_path / "data"
+    directory.mkdir()
+    return directory
+
+
+@pytest_asyncio.fixture
+async def backend(data_dir: Path) -> AsyncIterator[Backend]:
+    facade = create_facade(data_dir)
+    yield Backend(data_dir, facade)
+    await facade.aclose()
+
+
+@pytest.fixture
+def server_process(data_dir: Path) -> Iterator[ServerProcess]:
+    server = ServerProcess(data_dir)
+    yield server
+    server.stop()
+
+
+@dataclass
+class Session:
+    """A started ``acp-lsp`` and what its editor has received."""
+
+    client: LanguageClient
+    profile: str
+    capabilities: types.ServerCapabilities = field(default_factory=types.ServerCapabilities)
+    published: list[tuple[float, types.PublishDiagnosticsParams]] = field(default_factory=list)
+
+    @property
+    def encoding(self) -> str:
+        return str(self.capabilities.position_encoding or "utf-16")
+
+    @property
+    def pull(self) -> bool:
+        return self.profile == PULL
+
+    async def diagnostics(self, path: Path) -> list[types.Diagnostic]:
+        """What the editor shows for ``path`` now, by push or by pull."""
+        if not self.pull:
+            return list(self.client.diagnostics.get(uri(path), ()))
+        report = await self.client.text_document_diagnostic_async(
+            types.DocumentDiagnosticParams(text_document=types.TextDocumentIdentifier(uri(path)))
+        )
+        assert isinstance(report, types.RelatedFullDocumentDiagnosticReport)
+        return list(report.items)
+
+    async def wait_diagnostics(
+        self, path: Path, condition: Callable[[list[types.Diagnostic]], bool]
+    ) -> list[types.Diagnostic]:
+        deadline = time.monotonic() + WAIT
+        while True:
+            shown = await self.diagnostics(path)
+            if condition(shown):
+                return shown
+            if time.monotonic() > deadline:
+                raise AssertionError(f"diagnostics of {path.name} never matched: {shown}")
+            await asyncio.sleep(0.05)
+
+    def open(self, path: Path, text: str | None = None, language: str = "python") -> None:
+        self.client.text_document_did_open(
+            types.DidOpenTextDocumentParams(
+                text_document=types.TextDocumentItem(
+                    uri=uri(path),
+                    language_id=language,
+                    version=1,
+                    text=path.read_text() if text is None else text,
+                )
+            )
+        )
+
+    async def wait_in_play(self, root: Path) -> None:
+        """Until the server has taken up the resource at ``root``."""
+        await wait_for(
+            lambda: any(
+                f"in play: {root.name} ({root})" in m.message for m in self.client.log_messages
+            )
+        )
+
+    def change(self, path: Path, text: str, version: int) -> None:
+        self.client.text_document_did_change(
+            types.DidChangeTextDocumentParams(
+                text_document=types.VersionedTextDocumentIdentifier(version=version, uri=uri(path)),
+                content_changes=[types.TextDocumentContentChangeWholeDocument(text=text)],
+            )
+        )
+
+    def messages(self, kind: types.MessageType | None = None) -> list[str]:
+        return [m.message for m in self.client.messages if kind is None or m.type == kind]
+
+
+Starter = Callable[..., Awaitable[Session]]
+
+
+@pytest_asyncio.fixture
+async def lsp(data_dir: Path) -> AsyncIterator[Starter]:
+    """``await lsp(profile, folders, ...)``: start ``acp-lsp`` and initialise
+    it as that editor would; waits until it has connected to the backend."""
+    sessions: list[Session] = []
+
+    async def start(
+        profile: str,
+        folders: Sequence[Path] = (),
+        *,
+        options: object = None,
+        configuration: dict[str, Any] | None = None,
+        args: Sequence[str] = (),
+        wait_connected: bool = True,
+    ) -> Session:
+        client = LanguageClient(converter_factory=default_converter)
+        session = Session(client, profile)
+
+        def publish(_: LanguageClient, params: types.PublishDiagnosticsParams) -> None:
+            session.published.append((time.monotonic(), params))
+            client.diagnostics[params.uri] = params.diagnostics
+
+        register_lsp_features(
+            client, {**DEFAULT_CLIENT_FEATURES, types.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS: publish}
+        )
+        if configuration is not None:
+            client.set_configuration(configuration)
+        command = [sys.executable, "-m", "lsp_server", "--data-dir", str(data_dir), *args]
+        await client.start_io(*command, cwd=REPO)  # --facade may name a module of tests/
+        sessions.append(session)
+        answer = await client.initialize_session(
+            types.InitializeParams(
+                capabilities=capabilities_for(profile),
+                workspace_folders=[
+                    types.WorkspaceFolder(uri=uri(folder), name=folder.name) for folder in folders
+                ],
+                root_uri=uri(folders[0]) if folders else None,
+                initialization_options=options,
+            )
+        )
+        session.capabilities = answer.capabilities
+        if wait_connected:
+            await wait_for(lambda: connected(client))
+        return session
+
+    yield start
+    for session in sessions:
+        with contextlib.suppress(TimeoutError, RuntimeError):
+            await asyncio.wait_for(session.client.shutdown_session(), 5)
+        await session.client.stop()
+
+
+async def wait_for(condition: Callable[[], bool], seconds: float = WAIT) -> None:
+    deadline = time.monotonic() + seconds
+    while not condition():
+        if time.monotonic() > deadline:
+            raise AssertionError("condition not met in time")
+        await asyncio.sleep(0.02)
+
+
+def connected(client: LanguageClient, times: int = 1) -> bool:
+    return sum("ACP backend" in m.message for m in client.log_messages) >= times
+
+
+def uri(path: Path) -> str:
+    return path_to_uri(str(path))
+
+
+def project(root: Path, files: dict[str, str]) -> Path:
+    root.mkdir(parents=True, exist_ok=True)
+    for name, text in files.items():
+        (root / name).parent.mkdir(parents=True, exist_ok=True)
+        (root / name).write_text(text, encoding="utf-8")
+    return root
