@@ -17,8 +17,9 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from acp_backend import cli_resources
-from acp_backend.cli_support import Subcommands, data_dir
+from acp_backend.cli_support import Output, Subcommands, data_dir
 from acp_backend.http_server import serve
+from acp_backend.validation import cli as validation_cli
 from acp_client.errors import AcpError
 
 log = logging.getLogger(__name__)
@@ -54,6 +55,7 @@ def _serve(args: argparse.Namespace) -> int:
 # Each adds a group of subcommands.
 REGISTRARS: tuple[Callable[[Subcommands], None], ...] = (
     cli_resources.register,
+    validation_cli.register,
     register_serve,
 )
 
@@ -93,6 +95,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         return _fail(f"unexpected {type(exc).__name__}: {exc} (rerun with --verbose for details)")
     if isinstance(outcome, int):
         return outcome
+    if isinstance(outcome, Output):
+        if outcome.text:
+            print(outcome.text)
+        return outcome.status
     if outcome:
         print(outcome)
     return 0

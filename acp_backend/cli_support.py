@@ -6,6 +6,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TypeAlias
 
@@ -14,8 +15,18 @@ from acp_client.connect import connect
 from acp_client.paths import normalize_path
 
 Subcommands: TypeAlias = "argparse._SubParsersAction[argparse.ArgumentParser]"
-# A subcommand's ``run``: its stdout text, or an exit status.
-Command: TypeAlias = Callable[[argparse.Namespace], str | int]
+
+
+@dataclass(frozen=True)
+class Output:
+    """A command's stdout text and its exit status, when it needs both."""
+
+    text: str
+    status: int
+
+
+# A subcommand's ``run``: its stdout text, or an exit status, or both.
+Command: TypeAlias = Callable[[argparse.Namespace], str | int | Output]
 
 CLIENT_NAME = "acp-backend-cli"
 
@@ -38,12 +49,14 @@ async def open_client(data_dir: Path | None) -> AcpClient:
     return client
 
 
-def client_command(action: Callable[[AcpClient, argparse.Namespace], Awaitable[str]]) -> Command:
+def client_command(
+    action: Callable[[AcpClient, argparse.Namespace], Awaitable[str | Output]],
+) -> Command:
     """A ``run`` for a subcommand that talks to the backend: ``action`` gets
     an initialised client, closed afterwards whatever happens."""
 
-    def run(args: argparse.Namespace) -> str:
-        async def main() -> str:
+    def run(args: argparse.Namespace) -> str | Output:
+        async def main() -> str | Output:
             async with await open_client(data_dir(args)) as client:
                 return await action(client, args)
 
