@@ -1,0 +1,20 @@
+"""Shared helpers of the validation tests."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from acp_backend.validation.config import ValidationConfig, parse_config
+
+FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "validation"
+SOURCES = FIXTURES / "sources"
+
+
+def declared(body: str) -> ValidationConfig:
+    """One validation from the body of its ``[[validations]]`` table (name and
+    mode are filled in when the body does not give them)."""
+    head = "" if "name =" in body else 'name = "v"\n'
+    head += "" if "mode =" in body else 'mode = "required"\n'
+    head += "" if "command =" in body else 'command = ["true"]\n'
+    (config,) = parse_config(f"[[validations]]\n{head}{body}")
+    return config
