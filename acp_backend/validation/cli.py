@@ -156,9 +156,8 @@ def format_result(result: ValidationResult) -> str:
     else:
         verdict = str(result.outcome).replace("_", " ")
     headline, *details = (result.message or "").splitlines() or [""]
-    lines = [
-        f"{result.validation} ({result.mode}): {verdict}" + (f": {headline}" if headline else "")
-    ]
+    title = f"{result.validation} ({result.mode}): {verdict}"
+    lines = [f"{title}: {headline}" if headline else title]
     lines += [f"  {detail}" for detail in details]
     lines += [f"  {format_finding(finding)}" for finding in result.findings]
     return "\n".join(lines)

@@ -35,15 +35,17 @@ class FindingConverter:
         self.file_hashes: dict[str, str] = {}
         self.dropped = 0
 
-    def convert(self, raw: RawFinding) -> Finding | None:
-        """The contract's finding, or None when it points outside the root."""
-        if raw.path is None:
-            return Finding(message=raw.message, code=raw.code, severity=raw.severity)
-        path = self._relative(raw.path)
-        if path is None:
-            self.dropped += 1
-            return None
-        if path == ".":  # about the whole resource, not a file in it
+    def admits(self, raw: RawFinding) -> bool:
+        """False (and counted in ``dropped``) when the finding points outside the root."""
+        if raw.path is None or self._relative(raw.path) is not None:
+            return True
+        self.dropped += 1
+        return False
+
+    def convert(self, raw: RawFinding) -> Finding:
+        """The contract's finding for one that ``admits`` let in."""
+        path = self._relative(raw.path) if raw.path is not None else None
+        if path is None or path == ".":  # no file, or about the whole resource
             return Finding(message=raw.message, code=raw.code, severity=raw.severity)
         return Finding(
             location=self._location(path, raw),

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass
 
 from acp_backend.validation.config import ColumnUnit
@@ -45,6 +46,18 @@ _SEVERITY_WORDS = {
     "information": SeverityHint.INFO,
     "hint": SeverityHint.HINT,
 }
+
+
+def iter_lines(text: str) -> Iterator[str]:
+    """The lines of ``text`` without their terminators, one at a time: a large
+    output is never copied whole (``io.StringIO`` would, at 4 bytes a character)."""
+    start, size = 0, len(text)
+    while start < size:
+        end = text.find("\n", start)
+        if end < 0:
+            end = size
+        yield text[start:end].rstrip("\r")
+        start = end + 1
 
 
 def severity_from_word(word: str | None) -> SeverityHint | None:

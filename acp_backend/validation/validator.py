@@ -107,12 +107,10 @@ def judge(
     total = 0
     try:
         for raw in parse_output(config, process.stdout, process.stderr):
-            finding = converter.convert(raw)
-            if finding is None:
-                continue
-            total += 1
-            if len(findings) < max_findings:
-                findings.append(finding)
+            if converter.admits(raw):
+                total += 1
+                if len(findings) < max_findings:
+                    findings.append(converter.convert(raw))
     except OutputError as exc:
         message = f"{exc} ({status})"
         tail = output_tail(process)

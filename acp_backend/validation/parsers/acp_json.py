@@ -3,18 +3,17 @@
 
 from __future__ import annotations
 
-import io
 from collections.abc import Iterator
 
 from pydantic import ValidationError
 
 from acp_backend.validation.config import ColumnUnit
-from acp_backend.validation.raw import OutputError, RawFinding
+from acp_backend.validation.raw import OutputError, RawFinding, iter_lines
 from acp_client.models import Finding
 
 
 def parse_acp_json(text: str, unit: ColumnUnit | None) -> Iterator[RawFinding]:
-    for number, line in enumerate(io.StringIO(text), start=1):
+    for number, line in enumerate(iter_lines(text), start=1):
         if not line.strip():
             continue
         try:

@@ -9,12 +9,11 @@ unless it says otherwise in ``columns``.
 
 from __future__ import annotations
 
-import io
 import re
 from collections.abc import Iterator
 
 from acp_backend.validation.config import ColumnUnit
-from acp_backend.validation.raw import RawFinding, severity_from_word
+from acp_backend.validation.raw import RawFinding, iter_lines, severity_from_word
 
 
 def parse_pattern(
@@ -24,8 +23,7 @@ def parse_pattern(
     one_based_columns: bool,
 ) -> Iterator[RawFinding]:
     column_base = 1 if one_based_columns else 0
-    for raw_line in io.StringIO(text):
-        line = raw_line.rstrip("\r\n")
+    for line in iter_lines(text):
         match = pattern.search(line)
         if match is None:
             continue
