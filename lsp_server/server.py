@@ -268,6 +268,7 @@ class AcpLanguageServer(LanguageServer):
             self.log_to_client(f"ACP resource in play: {resource.name} ({resource.root})")
         results: list[ValidationResult] = []
         cursor: str | None = None
+        since = self.store.now()
         try:
             while True:
                 page = await client.validation_list_results(resource.id, after=cursor)
@@ -279,7 +280,7 @@ class AcpLanguageServer(LanguageServer):
             log.warning("cannot list the results of %s: %s", resource.name, exc)
             return
         self._filled.add(resource.id)
-        self.presenter.changed(self.store.replace(resource.id, results))
+        self.presenter.changed(self.store.replace(resource.id, results, since))
 
     def folder_paths(self) -> list[str]:
         uris = list(self.workspace.folders) or (

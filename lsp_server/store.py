@@ -21,6 +21,7 @@ class DiagnosticsStore:
     def __init__(self) -> None:
         self._marks: dict[FileKey, dict[str, list[Mark]]] = {}
         self._latest: dict[tuple[str, str], ValidationResult] = {}
+        self._applied: dict[tuple[str, str], int] = {}  # when each slot's result came in
         self._files_of: dict[tuple[str, str], set[FileKey]] = {}
         self._versions: dict[FileKey, int] = {}
         self._clock = 0
@@ -40,6 +41,8 @@ class DiagnosticsStore:
         if shown is not None and result.started_at < shown.started_at:
             return set()
         self._latest[slot] = result
+        self._clock += 1
+        self._applied[slot] = self._clock
         touched = self._files_of.pop(slot, set())
         for key in touched:
             self._drop(key, result.validation)
@@ -53,16 +56,27 @@ class DiagnosticsStore:
         self._bump(changed)
         return changed
 
-    def replace(self, resource_id: str, results: Iterable[ValidationResult]) -> set[FileKey]:
-        """A resource's full listing: apply it, and drop validations it no
-        longer has (a resync after an outage converges to the backend)."""
+    def now(self) -> int:
+        """A point in the store's history, to pass to ``replace`` later."""
+        return self._clock
+
+    def replace(
+        self, resource_id: str, results: Iterable[ValidationResult], since: int | None = None
+    ) -> set[FileKey]:
+        """A resource's full listing, taken after ``since``: apply it, and
+        drop the validations it no longer has, unless a result for one came
+        in (from an event) after ``since`` — the listing could not know it.
+        A resync after an outage converges to the backend this way."""
         changed: set[FileKey] = set()
         listed: set[str] = set()
         for result in results:
             listed.add(result.validation)
             changed |= self.apply(result)
+        horizon = self._clock if since is None else since
         for slot in [s for s in self._latest if s[0] == resource_id and s[1] not in listed]:
-            del self._latest[slot]
+            if self._applied[slot] > horizon:
+                continue
+            del self._latest[slot], self._applied[slot]
             for key in self._files_of.pop(slot, set()):
                 self._drop(key, slot[1])
                 changed.add(key)

@@ -34,6 +34,7 @@ from pytest_lsp import LanguageClient, client_capabilities
 from pytest_lsp.client import DEFAULT_CLIENT_FEATURES, register_lsp_features
 
 from acp_backend.facade import BackendFacade, create_facade
+from acp_backend.ids import new_ulid
 from acp_client.events import Event, ValidationResultEvent
 from acp_client.models import Finding, Location, Resource, ValidationMode, ValidationResult
 from acp_client.paths import path_to_uri
@@ -79,7 +80,7 @@ def result(
     now = datetime.now(UTC)
     n = next(_ids)
     return ValidationResult(
-        id=f"result-{n}",
+        id=new_ulid(),
         validation=validation,
         mode=mode,
         passed=passed,
@@ -111,6 +112,8 @@ class Backend:
         )
 
     def publish(self, result: ValidationResult) -> None:
+        """Store a result and announce it, as a validator run does."""
+        self.facade.context.store.insert_result(result)
         self.facade.context.events.publish(ValidationResultEvent, result=result)
 
     def publish_event(self, event_type: type[Event], **fields: Any) -> None:

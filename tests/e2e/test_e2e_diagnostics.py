@@ -11,7 +11,7 @@ from lsprotocol import types
 from lsprotocol.types import DiagnosticSeverity as Sev
 
 from acp_client.models import Location, ValidationMode
-from tests.e2e.conftest import (
+from tests.e2e.lsp_harness import (
     PROFILES,
     PULL,
     Backend,

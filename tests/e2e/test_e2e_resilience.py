@@ -9,7 +9,7 @@ import pytest
 from lsprotocol import types
 
 from acp_client.models import ValidationMode
-from tests.e2e.conftest import (
+from tests.e2e.lsp_harness import (
     Backend,
     ServerProcess,
     Session,

@@ -8,7 +8,7 @@ import pytest
 from lsprotocol import types
 
 from acp_client.models import ValidationMode
-from tests.e2e.conftest import PROFILES, Backend, Starter, finding, project, result, uri
+from tests.e2e.lsp_harness import PROFILES, Backend, Starter, finding, project, result, uri
 
 REQ = ValidationMode.REQUIRED
 

@@ -11,7 +11,7 @@ from lsprotocol import types
 from acp_client.events import ValidationCompleted, ValidationStarted
 from acp_client.models import ValidationMode, ValidationSummary
 from acp_client.operations import OPERATIONS, canonical_method
-from tests.e2e.conftest import Backend, Starter, finding, project, result, uri, wait_for
+from tests.e2e.lsp_harness import Backend, Starter, finding, project, result, uri, wait_for
 from tests.e2e.recording_facade import recorded_calls
 
 REQ = ValidationMode.REQUIRED

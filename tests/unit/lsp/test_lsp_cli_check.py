@@ -11,7 +11,7 @@ import pytest
 
 from acp_client.models import Finding, Location, Resource, ValidationMode
 from lsp_server.cli_check import Scope, collect, main, render
-from tests.unit.lsp.factories import finding, result
+from tests.unit.lsp.lsp_factories import finding, result
 
 RESOURCE = Resource(id="R", name="app", root="/w/app", created_at=datetime.now(UTC))
 

@@ -4,7 +4,7 @@ from lsprotocol.types import PositionEncodingKind as Enc
 
 from acp_client.models import Finding, Location, ValidationMode
 from lsp_server.mapping import marks_for, severity_for, to_diagnostic
-from tests.unit.lsp.factories import finding, result
+from tests.unit.lsp.lsp_factories import finding, result
 
 REQ, INFO = ValidationMode.REQUIRED, ValidationMode.INFORMATIONAL
 

@@ -1,6 +1,6 @@
 from acp_client.models import ResultOutcome, ValidationMode
 from lsp_server.store import DiagnosticsStore
-from tests.unit.lsp.factories import finding, result
+from tests.unit.lsp.lsp_factories import finding, result
 
 A, B = ("R", "a.py"), ("R", "b.py")
 
@@ -65,3 +65,12 @@ def test_clear_file_then_a_new_result_shows_again() -> None:
     assert store.marks(A) == [] and len(store.marks(B)) == 1
     assert store.apply(result("lint", findings=[finding("a.py")], at=2)) == {A, B}
     assert len(store.marks(A)) == 1 and store.marks(B) == []
+
+
+def test_replace_keeps_what_arrived_after_the_listing_began() -> None:
+    store = DiagnosticsStore()
+    store.apply(result("old", findings=[finding("a.py", message="o")]))
+    since = store.now()
+    store.apply(result("fresh", findings=[finding("b.py", message="f")]))  # an event, meanwhile
+    store.replace("R", [], since)
+    assert messages(store, A) == [] and messages(store, B) == ["f"]
