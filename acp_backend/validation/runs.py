@@ -1,7 +1,7 @@
 """Validation runs: validators in parallel, results as they land, cancel and supersede.
 
-A run is one supervisor task (owned by the backend's ``TaskSet``) over one
-job task per validation. Jobs share a semaphore, so at most ``concurrency``
+A run is one supervisor task over one job task per validation, all owned by
+the backend's ``TaskSet``. Jobs share a semaphore, so at most ``concurrency``
 validators run at once across all runs. Each job's result is published the
 moment it finishes (completion order); a cancelled job becomes a result with
 outcome ``cancelled``. Starting a validation for a resource (or plan) where
@@ -102,7 +102,9 @@ class ValidationRuns:
                 older_run, older_job = previous
                 older_run.why_cancelled[name] = f"superseded by run {target.run_id}"
                 older_job.cancel()
-            job = asyncio.get_running_loop().create_task(
+            # Owned by the backend too, so a shutdown kills its processes even if
+            # the supervisor is cancelled before it ever ran.
+            job = self._tasks.spawn(
                 self._job(run, config), name=f"validation {name} of run {target.run_id}"
             )
             run.jobs[name] = job
@@ -178,7 +180,7 @@ class ValidationRuns:
         error = job.exception()
         if error is None:
             return job.result()
-        log.error("validation %s failed", name, exc_info=error)
+        # The TaskSet has logged the traceback.
         verdict = Verdict(False, f"internal error: {error}", ResultOutcome.ERROR)
         return make_result(config, run.target, started, verdict)
 

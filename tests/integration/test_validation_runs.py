@@ -333,3 +333,20 @@ async def test_list_results_gives_the_latest_per_validation_and_pages_history(
             break
     assert len(history) == 4 and len({r.id for r in history}) == 4
     assert [r.run_id for r in history].count(first.run_id) == 2
+
+
+async def test_a_backend_shutting_down_kills_its_validators_and_records_why(
+    tmp_path: Path, project: Path
+) -> None:
+    backend = create_facade(tmp_path / "data")
+    run, group = await hanging_run(backend, project)
+    await backend.aclose()
+    assert running_in_group(group) == []
+    reopened = create_facade(tmp_path / "data")
+    try:
+        raw = await reopened.dispatch("validation.list_results", {"resource": "proj"})
+        (result,) = ValidationListResultsResult.model_validate(raw).results
+        assert (result.run_id, result.outcome) == (run.run_id, ResultOutcome.CANCELLED)
+        assert result.message == "the backend shut down"
+    finally:
+        await reopened.aclose()
