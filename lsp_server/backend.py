@@ -15,7 +15,6 @@ from pathlib import Path
 
 from acp_client.client import AcpClient
 from acp_client.connect import connect
-from acp_client.errors import BackendUnreachable
 from acp_client.transport.inprocess import DEFAULT_FACADE
 from acp_client.transport.sse import StreamPolicy
 from lsp_server import __version__
@@ -25,7 +24,8 @@ log = logging.getLogger(__name__)
 
 @dataclass
 class Backoff:
-    """Exponential with full jitter: 0.2 s, 0.4 s, ... capped at ``cap``."""
+    """Exponential steps (0.2 s, 0.4 s, ... capped at ``cap``), each jittered
+    between half and all of its step so that clients spread out."""
 
     initial: float = 0.2
     cap: float = 5.0
@@ -46,7 +46,6 @@ class Target:
 
     acp: str = "local"
     data_dir: Path | None = None
-    token: str | None = field(default=None, repr=False)
     token_file: Path | None = None
     facade: str = DEFAULT_FACADE
 
@@ -62,7 +61,6 @@ class Target:
         return await connect(
             self.acp,
             data_dir=self.data_dir,
-            token=self.token,
             token_file=self.token_file,
             facade=self.facade,
             stream_policy=StreamPolicy(max_attempts=2, backoff_initial=0.2, backoff_max=1.0),
@@ -111,13 +109,6 @@ class BackendLink:
             raise
         self.client = client
         return client
-
-    def require(self) -> AcpClient:
-        if self.client is None:
-            raise BackendUnreachable(
-                "the ACP backend is not connected", remedy="it reconnects by itself when back"
-            )
-        return self.client
 
     async def drop(self) -> None:
         client, self.client = self.client, None

@@ -88,9 +88,6 @@ class Presenter:
         if self._open.pop(key, None) is not None:
             self._on_change(key)
 
-    def is_open(self, key: FileKey) -> bool:
-        return key in self._open
-
     # --- what to send ------------------------------------------------------
 
     def diagnostics(self, key: FileKey) -> list[Diagnostic]:
