@@ -20,7 +20,7 @@ without that, on the first line of ``acp.toml``.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from typing import NamedTuple
 
 from lsprotocol.types import Diagnostic, DiagnosticSeverity, Position, PositionEncodingKind, Range
 
@@ -41,9 +41,9 @@ def anchor_of(result: ValidationResult) -> Location:
     return result.declared_at or Location(path=DECLARATION_FILE, line=0, character=0)
 
 
-@dataclass(frozen=True, slots=True)
-class Mark:
-    """One diagnostic to show, still in contract terms (code points)."""
+class Mark(NamedTuple):
+    """One diagnostic to show, still in contract terms (code points). A
+    tuple: a 10,000-finding result makes 10,000 of them at once."""
 
     result: ValidationResult
     location: Location
