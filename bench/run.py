@@ -6,7 +6,7 @@ bare pygls server on the same client and transport), in local mode (backend
 in the server's process) and over HTTP + SSE (``acp-backend serve``). Events
 come from ``bench_facade`` inside the backend's process and carry their
 birth time in the finding message; latency is the editor's receive time
-minus that. Prints a Markdown table and writes ``bench/results.json``.
+minus that. Prints a Markdown table (``--json PATH`` also writes the numbers).
 """
 
 from __future__ import annotations
@@ -211,6 +211,7 @@ def table(results: list[Measurement]) -> str:
 async def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--events", type=int, default=300, help="latency samples per run")
+    parser.add_argument("--json", type=Path, help="also write the measurements here")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory(prefix="acp-bench-") as tmp:
         root = Path(tmp) / "project"
@@ -231,9 +232,8 @@ async def main() -> None:
             for server in SERVERS
         ]
     print(table(results))
-    (REPO / "bench" / "results.json").write_text(
-        json.dumps([asdict(m) for m in results], indent=2) + "\n"
-    )
+    if args.json:
+        args.json.write_text(json.dumps([asdict(m) for m in results], indent=2) + "\n")
 
 
 if __name__ == "__main__":
