@@ -25,6 +25,7 @@ from acp_client.operations import (
 )
 from tests.unit.validation.validation_helpers import (
     HANGING_VALIDATOR,
+    group_ends,
     read_pids,
     running_in_group,
     until,
@@ -177,7 +178,7 @@ async def test_cancel_kills_every_process_and_records_the_result_as_cancelled(
     run, group = await hanging_run(facade, project)
     raw = await facade.dispatch("validation.cancel", {"run_id": run.run_id})
     assert ValidationCancelResult.model_validate(raw).cancelled == ("hang",)
-    assert running_in_group(group) == []  # dead by the time cancel answers
+    await group_ends(group)
     events = await events_of(facade, run)
     (result,) = results_in(events)
     assert result.outcome is ResultOutcome.CANCELLED and not result.passed
@@ -197,7 +198,7 @@ async def test_a_timeout_kills_every_process_and_fails_saying_so(
     (result,) = results_in(await events_of(facade, run))
     assert result.outcome is ResultOutcome.TIMED_OUT and not result.passed
     assert result.message == "timed out after 1 s; its processes were killed"
-    assert running_in_group(group) == []
+    await group_ends(group)
 
 
 async def test_a_new_run_supersedes_the_same_validation_still_running(
@@ -208,10 +209,10 @@ async def test_a_new_run_supersedes_the_same_validation_still_running(
     (superseded,) = results_in(await events_of(facade, first))
     assert superseded.outcome is ResultOutcome.CANCELLED
     assert superseded.message == f"superseded by run {second.run_id}"
-    assert running_in_group(first_group) == []
+    await group_ends(first_group)
     assert running_in_group(second_group) != []  # the new one carries on
     await facade.dispatch("validation.cancel", {"run_id": second.run_id})
-    assert running_in_group(second_group) == []
+    await group_ends(second_group)
 
 
 async def test_a_missing_executable_fails_naming_it(facade: BackendFacade, project: Path) -> None:
@@ -341,7 +342,7 @@ async def test_a_backend_shutting_down_kills_its_validators_and_records_why(
     backend = create_facade(tmp_path / "data")
     run, group = await hanging_run(backend, project)
     await backend.aclose()
-    assert running_in_group(group) == []
+    await group_ends(group)
     reopened = create_facade(tmp_path / "data")
     try:
         raw = await reopened.dispatch("validation.list_results", {"resource": "proj"})

@@ -58,3 +58,9 @@ async def until(condition: Callable[[], bool], seconds: float = 30.0) -> None:
 def read_pids(path: Path) -> list[int]:
     """The pids ``HANGING_VALIDATOR`` wrote: its own (= its process group's), its child's."""
     return [int(pid) for pid in path.read_text().split()]
+
+
+async def group_ends(pgid: int) -> None:
+    """Wait (briefly) until no live process is left in the group: a SIGKILLed
+    process closes its pipes a moment before it stops being listed as running."""
+    await until(lambda: running_in_group(pgid) == [], seconds=5)
