@@ -48,6 +48,10 @@ class Finding:
         """Neovim keeps byte columns."""
         return len(self.line_text[: self.codepoint_column].encode("utf-8"))
 
+    @property
+    def utf16_column(self) -> int:
+        return len(self.line_text[: self.codepoint_column].encode("utf-16-le")) // 2
+
 
 @dataclass(frozen=True)
 class DemoProject:

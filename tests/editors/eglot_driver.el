@@ -1,9 +1,14 @@
 ;;; eglot_driver.el --- Batch Emacs + eglot with editors/emacs/acp-lsp.el  -*- lexical-binding: t; -*-
 ;; `eglot-ensure' never fires in batch mode (it waits for the command loop), so
 ;; this connects the way M-x eglot does, with the guessed contact.
+(package-activate-all)  ; as an interactive Emacs does at startup; batch skips it
 (require 'eglot)
 (load (getenv "ACP_EMACS_CONFIG") nil t)
 (load (expand-file-name "emacs_session.el" (file-name-directory load-file-name)) nil t)
+
+(cl-defmethod eglot-handle-notification :after
+  (_server (_method (eql window/logMessage)) &key message &allow-other-keys)
+  (acp-test-note-log message))
 
 (acp-test-run (lambda ()
                 (let ((server (apply #'eglot--connect (eglot--guess-contact))))

@@ -6,6 +6,16 @@
 (require 'seq)
 (require 'flymake)
 
+(defvar acp-test--server-log '()
+  "The window/logMessage texts the client under test received.")
+
+(defun acp-test-note-log (message)
+  "Record MESSAGE; each driver calls this from its client's logMessage handler."
+  (push message acp-test--server-log))
+
+(defun acp-test--backend-connected-p ()
+  (seq-some (lambda (m) (string-match-p "ACP backend connected" m)) acp-test--server-log))
+
 (defun acp-test--wait (seconds condition)
   (let ((deadline (+ (float-time) seconds)))
     (while (and (< (float-time) deadline) (not (funcall condition)))
@@ -35,6 +45,9 @@ the client's flymake diagnostic types."
         (progn
           (find-file (getenv "ACP_DEMO_FILE"))
           (push `(servers . ,(vconcat (funcall connect))) result)
+          ;; As a user does, save once the server is up: it says so in its log.
+          (acp-test--wait 15 #'acp-test--backend-connected-p)
+          (push `(backend_connected . ,(if (acp-test--backend-connected-p) t :json-false)) result)
           ;; An unmodified buffer is not written (so no didSave): mark it first.
           (set-buffer-modified-p t)
           (save-buffer)

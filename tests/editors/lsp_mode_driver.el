@@ -1,4 +1,5 @@
 ;;; lsp_mode_driver.el --- Batch Emacs + lsp-mode with editors/emacs/acp-lsp.el  -*- lexical-binding: t; -*-
+(package-activate-all)  ; as an interactive Emacs does at startup; batch skips it
 (require 'lsp-mode)
 (load (getenv "ACP_EMACS_CONFIG") nil t)
 (load (expand-file-name "emacs_session.el" (file-name-directory load-file-name)) nil t)
@@ -7,13 +8,10 @@
       lsp-auto-guess-root t               ; no interactive "import project?" question
       lsp-diagnostics-provider :flymake
       lsp-enable-file-watchers nil
-      lsp-restart 'ignore
-      ;; UI extras that batch mode does not load; none of them matters here.
-      lsp-enable-snippet nil
-      lsp-modeline-workspace-status-enable nil
-      lsp-modeline-diagnostics-enable nil
-      lsp-modeline-code-actions-enable nil
-      lsp-headerline-breadcrumb-enable nil)
+      lsp-restart 'ignore)
+
+(advice-add 'lsp--window-log-message :after
+            (lambda (_workspace params) (acp-test-note-log (lsp-get params :message))))
 
 (acp-test-run (lambda ()
                 (lsp)

@@ -12,6 +12,15 @@ local function clients(buf)
   return vim.tbl_values(vim.lsp.buf_get_clients(buf))
 end
 
+-- The server logs when its backend is up; a user saves after that, and so do we.
+local default_log_handler = vim.lsp.handlers['window/logMessage']
+vim.lsp.handlers['window/logMessage'] = function(err, params, ctx, config)
+  if params and params.message:find('ACP backend connected', 1, true) then
+    result.backend_connected = true
+  end
+  return default_log_handler(err, params, ctx, config)
+end
+
 local function run()
   if env.ACP_NVIM_CONFIG == 'lsp' then -- Neovim >= 0.11: lsp/acp_lsp.lua
     vim.opt.runtimepath:append(env.ACP_NVIM_CONFIG_DIR)
@@ -38,6 +47,9 @@ local function run()
   -- Whether the server chose pull for this client (it pushes otherwise).
   result.server_offered_pull = client.server_capabilities.diagnosticProvider ~= nil
 
+  vim.wait(15000, function()
+    return result.backend_connected
+  end, 20)
   vim.cmd('write') -- runOn = save: the save starts the validation run
 
   local function has(severity)
