@@ -338,5 +338,6 @@ class ConfigCache:
             error = ConfigError(str(path), 1, None, f"cannot read: {exc.strerror}")
         except ConfigError as exc:
             error = exc
-        log.warning("%s; keeping the previous configuration", error)
+        kept = "the last valid declarations stay in force" if previous else "no validations"
+        log.warning("%s; %s until it is fixed", error, kept)
         return LoadedConfig(previous, error)
