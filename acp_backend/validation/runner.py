@@ -97,7 +97,7 @@ async def run_command(
         )
     finally:
         # Normal end, timeout, cap or cancellation: nothing of the group survives.
-        _kill_group(transport.get_pid())
+        _kill_group(transport)
         await _reap(transport, capture)
     if not done:
         ending = Ending.TIMED_OUT
@@ -148,9 +148,12 @@ def _resolve(future: asyncio.Future[None]) -> None:
         future.set_result(None)
 
 
-def _kill_group(pgid: int) -> None:
+def _kill_group(transport: asyncio.SubprocessTransport) -> None:
     with contextlib.suppress(ProcessLookupError, PermissionError):
-        os.killpg(pgid, signal.SIGKILL)
+        if hasattr(os, "killpg"):
+            os.killpg(transport.get_pid(), signal.SIGKILL)  # the group leader's pid is its id
+        else:  # Windows has no process groups to signal: the command itself, at least
+            transport.kill()
 
 
 async def _reap(transport: asyncio.SubprocessTransport, capture: _Capture) -> None:
