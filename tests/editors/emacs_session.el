@@ -13,6 +13,13 @@
   "Record MESSAGE; each driver calls this from its client's logMessage handler."
   (push message acp-test--server-log))
 
+(defvar acp-test--progress-kinds '()
+  "The `kind' of every $/progress value the client under test received.")
+
+(defun acp-test-note-progress (kind)
+  "Record KIND; each driver calls this from its client's $/progress handler."
+  (push kind acp-test--progress-kinds))
+
 (defun acp-test--backend-connected-p ()
   (seq-some (lambda (m) (string-match-p "ACP backend connected" m)) acp-test--server-log))
 
@@ -53,7 +60,10 @@ the client's flymake diagnostic types."
           (save-buffer)
           (acp-test--wait 20 (lambda () (and (acp-test--has error-type)
                                              (acp-test--has warning-type))))
-          (push `(diagnostics . ,(vconcat (acp-test--diagnostics))) result))
+          (push `(diagnostics . ,(vconcat (acp-test--diagnostics))) result)
+          (when acp-test--progress-kinds  ; a run that reports progress also ends it
+            (acp-test--wait 5 (lambda () (equal (car acp-test--progress-kinds) "end"))))
+          (push `(progress . ,(vconcat (reverse acp-test--progress-kinds))) result))
       (error (push `(error . ,(error-message-string err)) result)))
     (with-temp-file (getenv "ACP_RESULT_FILE")
       (insert (json-encode result)))

@@ -13,6 +13,10 @@
 (advice-add 'lsp--window-log-message :after
             (lambda (_workspace params) (acp-test-note-log (lsp-get params :message))))
 
+(advice-add 'lsp-on-progress-modeline :after
+            (lambda (_workspace params)
+              (acp-test-note-progress (lsp-get (lsp-get params :value) :kind))))
+
 (acp-test-run (lambda ()
                 (lsp)
                 (acp-test--wait 15 (lambda ()

@@ -21,6 +21,16 @@ vim.lsp.handlers['window/logMessage'] = function(err, params, ctx, config)
   return default_log_handler(err, params, ctx, config)
 end
 
+-- Work-done progress as Neovim receives it.
+result.progress = {}
+local default_progress_handler = vim.lsp.handlers['$/progress']
+vim.lsp.handlers['$/progress'] = function(err, params, ctx, config)
+  if params and type(params.value) == 'table' then
+    table.insert(result.progress, params.value.kind)
+  end
+  return default_progress_handler(err, params, ctx, config)
+end
+
 local function run()
   if env.ACP_NVIM_CONFIG == 'lsp' then -- Neovim >= 0.11: lsp/acp_lsp.lua
     vim.opt.runtimepath:append(env.ACP_NVIM_CONFIG_DIR)
@@ -53,7 +63,10 @@ local function run()
   vim.cmd('write') -- runOn = save: the save starts the validation run
 
   local function has(severity)
-    for _, d in ipairs(vim.diagnostic.get(buf)) do
+    vim.wait(5000, function() -- the run's progress ends after its results
+    return result.progress[#result.progress] == 'end'
+  end, 20)
+  for _, d in ipairs(vim.diagnostic.get(buf)) do
       if d.severity == severity then
         return true
       end
@@ -62,6 +75,9 @@ local function run()
   end
   vim.wait(20000, function()
     return has(vim.diagnostic.severity.ERROR) and has(vim.diagnostic.severity.WARN)
+  end, 20)
+  vim.wait(5000, function() -- the run's progress ends after its results
+    return result.progress[#result.progress] == 'end'
   end, 20)
   for _, d in ipairs(vim.diagnostic.get(buf)) do
     table.insert(result.diagnostics, {

@@ -41,12 +41,21 @@ class Client:
     # right; lsp-mode 8.0 takes them as characters, one column too far right
     # per emoji before the finding (documented in docs/editors.md).
     buffer_column: Callable[[Finding], int]
+    # Whether the client announces work-done progress, so the run shows as progress.
+    progress: bool
 
 
 EGLOT = Client(
-    "eglot", "eglot_driver.el", "eglot-error", "eglot-warning", lambda f: f.codepoint_column
+    "eglot", "eglot_driver.el", "eglot-error", "eglot-warning", lambda f: f.codepoint_column, False
 )
-LSP_MODE = Client("lsp-mode", "lsp_mode_driver.el", ":error", ":warning", lambda f: f.utf16_column)
+LSP_MODE = Client(
+    "lsp-mode",
+    "lsp_mode_driver.el",
+    ":error",
+    ":warning",
+    lambda f: f.utf16_column,
+    True,
+)
 
 
 @pytest.mark.parametrize("client", [EGLOT, LSP_MODE], ids=lambda client: client.library)
@@ -76,3 +85,7 @@ def test_emacs_shows_demo_diagnostics(
     assert "nmae" in shown.get(typo_at, ""), result
     todo_at = (todo.line, client.buffer_column(todo), client.warning_type)
     assert "pick the farewell" in shown.get(todo_at, ""), result
+    if client.progress:
+        assert result["progress"][:1] == ["begin"] and result["progress"][-1:] == ["end"], result
+    else:
+        assert result["progress"] == [], result  # never sent to a client that cannot show it

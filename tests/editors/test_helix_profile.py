@@ -80,6 +80,16 @@ async def test_push_only_client_without_workspace_folders(demo_project: DemoProj
         assert "nmae" in shown().get((typo.line, typo.utf8_column, error), ""), shown()
         assert "pick the farewell" in shown().get((todo.line, todo.utf8_column, warning), "")
         assert not [m.message for m in client.messages if "register" in m.message.lower()]
+
+        def progress_kinds() -> list[str]:
+            reports = client.progress_reports.values()
+            return [report.kind for run in reports for report in run]
+
+        with contextlib.suppress(TimeoutError):  # the run's progress ends after its results
+            async with asyncio.timeout(5):
+                while progress_kinds()[-1:] != ["end"]:
+                    await client.wait_for_notification(types.PROGRESS)
+        assert progress_kinds()[:1] == ["begin"] and progress_kinds()[-1:] == ["end"]
     finally:
         await client.shutdown_session()
         await client.stop()

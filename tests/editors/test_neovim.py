@@ -76,3 +76,5 @@ def test_neovim_shows_demo_diagnostics(
     error, warn = 1, 2  # vim.diagnostic.severity.ERROR / WARN
     assert "nmae" in shown.get((typo.line, typo.utf8_column, error), ""), result
     assert "pick the farewell" in shown.get((todo.line, todo.utf8_column, warn), ""), result
+    # The run shows as work-done progress from begin to end.
+    assert result["progress"][:1] == ["begin"] and result["progress"][-1:] == ["end"], result

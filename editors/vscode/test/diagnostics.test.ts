@@ -68,6 +68,10 @@ test('VS Code client protocol: diagnostics on examples/demo', { timeout: TIMEOUT
   );
   connection.onRequest('client/registerCapability', () => null);
   connection.onRequest('window/workDoneProgress/create', () => null);
+  const progressKinds: string[] = [];
+  connection.onNotification('$/progress', (params: { value: { kind: string } }) => {
+    progressKinds.push(params.value.kind);
+  });
   connection.onRequest('workspace/diagnostic/refresh', () => {
     refreshes += 1;
     return null;
@@ -140,6 +144,13 @@ test('VS Code client protocol: diagnostics on examples/demo', { timeout: TIMEOUT
     assert.equal(todo.severity, DiagnosticSeverity.Warning);
     assert.deepEqual(todo.range.start, { line: todoLine, character: lines[todoLine].indexOf('#') });
     assert.ok(refreshes > 0, 'the server never asked VS Code to re-pull after the run');
+    // The run shows as work-done progress from begin to end (which follows its results).
+    const progressDeadline = Date.now() + 5_000;
+    while (progressKinds.at(-1) !== 'end' && Date.now() < progressDeadline) {
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+    assert.equal(progressKinds[0], 'begin', `progress: ${progressKinds}`);
+    assert.equal(progressKinds.at(-1), 'end', `progress: ${progressKinds}`);
     const complaints = messages.filter((m) => /invalid setting/i.test(m));
     assert.deepEqual(complaints, [], 'the contributed default settings must be accepted');
 
