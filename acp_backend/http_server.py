@@ -230,9 +230,25 @@ class AcpServer(uvicorn.Server):
 
 
 def listen(host: str, port: int) -> socket.socket:
-    """A listening socket, so the real port is known before uvicorn starts."""
-    family = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)[0][0]
-    return socket.create_server((host, port), family=family, backlog=128)
+    """A listening socket, so the real port is known before uvicorn starts.
+
+    Made with an explicit ``IPPROTO_TCP``: asyncio only sets TCP_NODELAY on
+    connections accepted from such a socket, and without it every response
+    waits ~40 ms for a delayed ACK (Nagle).
+    """
+    family, kind, proto, _, address = socket.getaddrinfo(
+        host, port, type=socket.SOCK_STREAM, proto=socket.IPPROTO_TCP
+    )[0]
+    sock = socket.socket(family, kind, proto)
+    try:
+        if os.name != "nt":  # on Windows SO_REUSEADDR would allow port hijacking
+            sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        sock.bind(address)
+        sock.listen(128)
+    except BaseException:
+        sock.close()
+        raise
+    return sock
 
 
 def serve(
@@ -284,6 +300,7 @@ def serve(
         lambda: remove_backend_file(backend_file, token),
         ssl_certfile=tls_cert,
         ssl_keyfile=tls_key,
+        access_log=log.isEnabledFor(logging.DEBUG),  # one line per request: --verbose only
     )
     scheme = "https" if tls_cert else "http"
     log.info("ACP backend on %s://%s:%d (token in %s)", scheme, host, info.port, backend_file)
