@@ -36,6 +36,7 @@ from lsp_server.diagnostics import OpenDocument, Presenter
 from lsp_server.progress import RunProgress
 from lsp_server.publisher import CoalescingPublisher
 from lsp_server.roots import Placement, Roots, file_path
+from lsp_server.runs import RunScheduler
 from lsp_server.settings import SECTION, RunOn, Settings, parse_settings, unwrap_section
 from lsp_server.store import DiagnosticsStore, FileKey
 
@@ -90,8 +91,7 @@ class AcpLanguageServer(LanguageServer):
         self._refresher: CoalescingPublisher[str] = CoalescingPublisher(self._refresh)
         self._run_progress = RunProgress(self.work_done_progress, self._cancel_run)
         self._tasks: set[asyncio.Task[Any]] = set()
-        self._debounce: dict[str, asyncio.TimerHandle] = {}
-        self._dirty_paths: dict[str, set[str]] = {}
+        self._runs = RunScheduler(self._start_run, self._spawn)
         self._placed: dict[str, Placement] = {}
         self._filled: set[str] = set()
         self._in_play: set[str] = set()
@@ -119,8 +119,7 @@ class AcpLanguageServer(LanguageServer):
     async def stop(self) -> None:
         self._publisher.close()
         self._refresher.close()
-        for handle in self._debounce.values():
-            handle.cancel()
+        self._runs.close()
         tasks = list(self._tasks)
         for task in tasks:
             task.cancel()
@@ -346,17 +345,29 @@ class AcpLanguageServer(LanguageServer):
             return
         self.presenter.edited(placement.key, self._document(uri), clear=self.settings.clear_on_edit)
         if self.settings.run_on is RunOn.CHANGE:
-            self._debounce_run(placement)
+            delay = self.settings.debounce_ms / 1000
+            self._runs.later(placement.resource.id, placement.logical_path, delay)
 
     async def document_saved(self, uri: str) -> None:
-        placement = self._placed.get(uri)
-        if placement is not None and self.settings.run_on is RunOn.SAVE:
-            await self._start_run(placement.resource.id, {placement.logical_path})
+        if self.settings.run_on is not RunOn.SAVE:
+            return
+        placement = await self._placement(uri)
+        if placement is not None:
+            await self._runs.now(placement.resource.id, placement.logical_path)
 
     def document_closed(self, uri: str) -> None:
         placement = self._placed.pop(uri, None)
         if placement is not None:
             self.presenter.closed(placement.key)
+
+    async def _placement(self, uri: str) -> Placement | None:
+        """The document's placement; resolved now if its didOpen is still
+        resolving (a save or a pull right after opening)."""
+        placement = self._placed.get(uri)
+        client = self.link.client
+        if placement is None and client is not None:
+            placement = await self._guarded(self.roots.place(client, uri))
+        return placement
 
     def _document(self, uri: str) -> OpenDocument:
         document = self.workspace.get_text_document(uri)
@@ -364,25 +375,7 @@ class AcpLanguageServer(LanguageServer):
 
     # --- runs --------------------------------------------------------------
 
-    def _debounce_run(self, placement: Placement) -> None:
-        resource_id = placement.resource.id
-        self._dirty_paths.setdefault(resource_id, set()).add(placement.logical_path)
-        pending = self._debounce.pop(resource_id, None)
-        if pending is not None:
-            pending.cancel()
-        loop = asyncio.get_running_loop()
-        self._debounce[resource_id] = loop.call_later(
-            self.settings.debounce_ms / 1000, self._fire_debounced, resource_id
-        )
-
-    def _fire_debounced(self, resource_id: str) -> None:
-        self._debounce.pop(resource_id, None)
-        paths = self._dirty_paths.pop(resource_id, set())
-        self._spawn(self._start_run(resource_id, paths))
-
-    async def _start_run(self, resource_id: str, paths: set[str]) -> None:
-        """A run for the validators whose ``applies_to`` match ``paths``; the
-        backend cancels an older run of the same validators."""
+    async def _start_run(self, resource_id: str, paths: frozenset[str]) -> None:
         client = self.link.client
         if client is not None:
             await self._guarded(client.validation_run(resource_id, paths=tuple(sorted(paths))))
@@ -414,9 +407,7 @@ class AcpLanguageServer(LanguageServer):
     async def document_report(
         self, uri: str, previous: str | None
     ) -> types.DocumentDiagnosticReport:
-        placement = self._placed.get(uri)
-        if placement is None and self.link.client is not None:
-            placement = await self._guarded(self.roots.place(self.link.client, uri))
+        placement = await self._placement(uri)
         if placement is None:
             return types.RelatedFullDocumentDiagnosticReport(items=[])
         return self.presenter.document_report(placement.key, previous)
