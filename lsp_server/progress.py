@@ -60,8 +60,8 @@ class RunProgress:
     async def _show(self, event: RunEvent) -> None:
         if isinstance(event, ValidationStarted):
             token = f"acp-run-{event.run_id}"
+            await self._progress.create_async(token)  # refused: no progress for this run
             self._runs[event.run_id] = _Run(token, max(1, len(event.validations)))
-            await self._progress.create_async(token)
             self._progress.begin(
                 token,
                 WorkDoneProgressBegin(
