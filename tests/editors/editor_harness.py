@@ -19,12 +19,14 @@ DEMO = ROOT / "examples" / "demo"
 EDITOR_TIMEOUT_S = 30
 
 
-def require_editor(executable: Path | None, what: str) -> Path:
+def require_editor(
+    executable: Path | None, what: str, install: str = "run .ci/install-editors"
+) -> Path:
     """The editor's binary; without it skip outside CI, and fail in CI, where
-    .ci/install-editors must have installed it."""
+    it must have been installed."""
     if executable is not None and executable.is_file():
         return executable
-    reason = f"{what} is not installed (run .ci/install-editors)"
+    reason = f"{what} is not installed ({install})"
     if os.environ.get("CI") == "true":
         pytest.fail(f"{reason}; editor tests never skip in CI")
     pytest.skip(reason)
