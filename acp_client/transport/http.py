@@ -66,6 +66,9 @@ def check_url(url: str) -> httpx.URL:
         parsed = httpx.URL(url)
     except httpx.InvalidURL as exc:
         raise ValueError(f"not a URL: {url!r} ({exc})") from None
+    if parsed.userinfo:
+        # It would show in every error message; the token has its own channels.
+        raise ValueError("credentials do not belong in the backend URL: use a token")
     if parsed.scheme == "https" and parsed.host:
         return parsed
     if parsed.scheme == "http" and _is_loopback(parsed.host):

@@ -144,6 +144,12 @@ def test_plain_http_is_refused_beyond_loopback(url: str) -> None:
         HttpTransport(url)
 
 
+def test_credentials_in_the_url_are_refused_without_echoing_them() -> None:
+    with pytest.raises(ValueError, match="token") as caught:
+        HttpTransport("https://user:hunter2@acp.example")
+    assert "hunter2" not in str(caught.value)
+
+
 async def test_the_token_never_shows_in_logs_errors_or_reprs(
     live_server: LiveServer, canned: Any, caplog: pytest.LogCaptureFixture
 ) -> None:
