@@ -36,6 +36,9 @@ class StreamPolicy:
     with ``StreamDropped`` (``None``: it never gives up). A connection is
     healthy, and resets the count, when it delivered an event or stayed up
     for a whole silence window; one that fails or ends sooner counts.
+    A stream that has no position yet (subscribed with ``after=None`` and
+    no event seen) gives up at its first loss: it could only resume "from
+    now", silently skipping what happened in between.
     """
 
     keepalive_interval: float = 15.0
@@ -77,7 +80,7 @@ class SseSubscription:
         while True:
             started = time.monotonic()
             delivered = False
-            reason = "closed by the server"
+            reason = "was closed by the server"
             try:
                 async for message in self._connection():
                     delivered = True
@@ -85,15 +88,23 @@ class SseSubscription:
             except AuthenticationError:
                 raise
             except TransportError as exc:
-                reason = exc.message
+                reason = f"failed: {exc.message}"
+            if self.last_id is None:
+                # Reconnecting "from now" would silently skip what happened meanwhile.
+                raise StreamDropped(
+                    f"event stream from {self._where} {reason} before its first event; "
+                    "there is no position to resume from",
+                    remedy="resync by listing, then subscribe again",
+                )
             healthy = delivered or time.monotonic() - started >= self._policy.silence_timeout
             self.failures = 0 if healthy else self.failures + 1
             limit = self._policy.max_attempts
             if limit is not None and self.failures >= limit:
                 raise StreamDropped(
-                    f"event stream from {self._where} lost after {self.failures} attempts: {reason}"
+                    f"event stream from {self._where} given up after {self.failures} "
+                    f"attempts: it {reason}"
                 )
-            log.warning("event stream from %s: %s; resuming", self._where, reason)
+            log.warning("event stream from %s %s; resuming", self._where, reason)
             await asyncio.sleep(self._policy.backoff(self.failures))
 
     async def _connection(self) -> AsyncIterator[dict[str, Any]]:

@@ -178,7 +178,7 @@ async def test_a_stream_gives_up_after_the_configured_attempts(
     live_server.stop()
     await until(lambda: collector.error is not None)
     assert isinstance(collector.error, StreamDropped)
-    assert "3 attempts" in str(collector.error)
+    assert "after 3 attempts" in str(collector.error)
     assert subscription.connections == 4  # the healthy one, then three failed
     await reader.aclose()
 
@@ -228,7 +228,24 @@ async def test_a_non_event_stream_answer_counts_as_a_failed_attempt(canned: Any)
     peer = await canned(http_response(200, b'{"not": "sse"}'))
     policy = StreamPolicy(backoff_initial=0.01, backoff_max=0.02, max_attempts=2)
     reader = HttpTransport(peer.url, token="t", stream_policy=policy)
-    with pytest.raises(StreamDropped, match="event stream"):
-        async for _ in reader.events():
+    with pytest.raises(StreamDropped, match="after 2 attempts"):
+        async for _ in reader.events(after=0):
             pass
+    await reader.aclose()
+
+
+async def test_a_stream_without_a_position_gives_up_at_its_first_loss(
+    live_server: LiveServer, writer: AcpClient, proxy_to: Any, tmp_path: Path
+) -> None:
+    proxy = await proxy_to(live_server)
+    reader = HttpTransport(proxy.url, token=live_server.token, stream_policy=FAST)
+    subscription = reader.subscription(after=None)
+    collector = Collector(aiter(subscription))
+    await until(lambda: proxy.links)
+    proxy.kill()
+    await register(writer, tmp_path, "missed")  # resuming "from now" would skip this
+    await until(lambda: collector.error is not None)
+    assert isinstance(collector.error, StreamDropped)
+    assert "no position to resume from" in str(collector.error)
+    assert subscription.connections == 1
     await reader.aclose()
