@@ -9,6 +9,7 @@ from typing import Any
 import pytest
 from conftest import LiveServer, free_port, http_response
 
+from acp_client import connect
 from acp_client.client import AcpClient
 from acp_client.errors import (
     AuthenticationError,
@@ -176,3 +177,20 @@ async def test_the_token_never_shows_in_logs_errors_or_reprs(
     seen.append(caplog.text)
     leaks = [text for text in seen if secret in text]
     assert not leaks
+
+
+async def test_connect_to_a_url_takes_the_token_from_a_file_or_the_environment(
+    live_server: LiveServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    token_file = tmp_path / "token"
+    token_file.write_text(live_server.token + "\n", encoding="utf-8")
+    monkeypatch.setenv("ACP_TOKEN", "stale-token")
+    async with await connect(live_server.url, token_file=token_file) as client:
+        assert await client.resource_list() == ()
+    async with await connect(live_server.url) as client:
+        with pytest.raises(AuthenticationError):
+            await client.resource_list()
+    monkeypatch.setenv("ACP_TOKEN", live_server.token)
+    async with await connect(live_server.url) as client:
+        assert isinstance(client.transport, HttpTransport)
+        assert await client.resource_list() == ()
