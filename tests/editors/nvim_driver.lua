@@ -41,6 +41,12 @@ local function run()
   vim.cmd('filetype on') -- -u NONE leaves detection off; a user's config has it on
   vim.cmd('edit ' .. vim.fn.fnameescape(env.ACP_DEMO_FILE))
   local buf = vim.api.nvim_get_current_buf()
+  if env.ACP_NVIM_STOP_AFTER_OPEN == '1' then
+    -- Opening a file starts (or skips) the client synchronously; count them
+    -- all, initialized or not (Neovim >= 0.11 only).
+    result.clients_at_open = #vim.lsp.get_clients({ bufnr = buf, _uninitialized = true })
+    return
+  end
 
   local started = vim.wait(15000, function()
     local attached = clients(buf)

