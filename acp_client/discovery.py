@@ -73,10 +73,13 @@ async def health_ok(url: str, budget: float = HEALTH_TIMEOUT) -> bool:
     try:
         async with asyncio.timeout(budget), httpx.AsyncClient(trust_env=False) as http:
             response = await http.get(f"{url}/health")
-            return response.status_code == 200 and response.json() == {"status": "ok"}
+            healthy = response.status_code == 200 and response.json() == {"status": "ok"}
     except (httpx.HTTPError, ValueError, TimeoutError) as exc:
         log.debug("no healthy backend at %s: %s", url, type(exc).__name__)
         return False
+    if not healthy:
+        log.debug("%s/health answered HTTP %d: not an ACP backend", url, response.status_code)
+    return healthy
 
 
 async def discover(data_dir: Path, health_timeout: float = HEALTH_TIMEOUT) -> BackendInfo | None:
