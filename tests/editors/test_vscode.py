@@ -12,7 +12,6 @@ from typing import Any
 import pytest
 import pytest_lsp
 from editor_harness import (
-    BIN,
     EDITOR_TIMEOUT_S,
     ROOT,
     DemoProject,
@@ -54,7 +53,6 @@ def test_extension_client_gets_demo_diagnostics(npm: Path, demo_project: DemoPro
         demo_project,
         {
             "ACP_DEMO_DIR": str(demo_project.root),
-            "ACP_LSP_PATH": str(BIN / "acp-lsp"),
             "ACP_VSCODE_CAPABILITIES": str(VSCODE_CAPABILITIES),
         },
     )

@@ -2,9 +2,10 @@
 // vscode-languageclient's own protocol layer, announcing the capabilities VS
 // Code sends, and checks the diagnostics VS Code would show on examples/demo.
 //
-// tests/editors/test_vscode.py sets up the environment: ACP_DEMO_DIR (a temp
-// copy of examples/demo registered with the backend), ACP_DATA_DIR (fresh) and
-// ACP_VSCODE_CAPABILITIES (pytest-lsp's recording of VS Code's capabilities).
+// tests/editors/test_vscode.py sets up the environment: acp-lsp on PATH,
+// ACP_DEMO_DIR (a temp copy of examples/demo registered with the backend),
+// ACP_DATA_DIR (fresh) and ACP_VSCODE_CAPABILITIES (pytest-lsp's recording of
+// VS Code's capabilities).
 import { spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -54,7 +55,8 @@ function vscodeCapabilities(): any {
 
 test('VS Code client protocol: diagnostics on examples/demo', { timeout: TIMEOUT_MS + 5_000 }, async () => {
   const demo = requiredEnv('ACP_DEMO_DIR');
-  const executable = serverExecutable({ path: process.env.ACP_LSP_PATH ?? '', args: [] });
+  // The extension's defaults: `acp-lsp` from PATH, no extra arguments.
+  const executable = serverExecutable({ path: '', args: [] });
   const server = spawn(executable.command, executable.args, { stdio: ['pipe', 'pipe', 'inherit'] });
   const connection = createProtocolConnection(
     new StreamMessageReader(server.stdout),
