@@ -15,6 +15,7 @@ from acp_client.errors import (
     AuthenticationError,
     BackendTimeout,
     BackendUnreachable,
+    InvalidRequest,
     MethodNotFound,
     NotFound,
     RemoteError,
@@ -193,4 +194,11 @@ async def test_connect_to_a_url_takes_the_token_from_a_file_or_the_environment(
     monkeypatch.setenv("ACP_TOKEN", live_server.token)
     async with await connect(live_server.url) as client:
         assert isinstance(client.transport, HttpTransport)
+        assert await client.resource_list() == ()
+
+
+async def test_an_oversized_call_is_refused_as_an_invalid_request(live_server: LiveServer) -> None:
+    async with AcpClient(HttpTransport(live_server.url, token=live_server.token)) as client:
+        with pytest.raises(InvalidRequest, match="exceeds"):
+            await client.transport.call("resource.list", {"pad": "x" * (2 << 20)})
         assert await client.resource_list() == ()
