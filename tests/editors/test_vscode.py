@@ -101,3 +101,16 @@ def test_extension_packs_into_a_vsix(npm: Path, tmp_path: Path) -> None:
     assert "extension/out/src/extension.js" in names
     assert "extension/node_modules/vscode-languageclient/package.json" in names
     assert not any(name.startswith("extension/out/test/") for name in names)
+
+
+def test_extension_registers_the_commands_it_contributes() -> None:
+    manifest = json.loads((EXTENSION / "package.json").read_text(encoding="utf-8"))
+    contributed = {
+        command["command"]: command["title"] for command in manifest["contributes"]["commands"]
+    }
+    assert contributed == {"acpLsp.restart": "Restart ACP language server"}
+    source = (EXTENSION / "src" / "extension.ts").read_text(encoding="utf-8")
+    for command in contributed:
+        assert f"registerCommand('{command}'" in source, (
+            f"{command} is contributed but never registered"
+        )
