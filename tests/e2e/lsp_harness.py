@@ -42,6 +42,12 @@ from acp_client.paths import path_to_uri
 REPO = Path(__file__).resolve().parents[2]
 PULL = "vscode-pull"
 PROFILES = ["visual-studio-code", "neovim@v0.7", "neovim@v0.11", "emacs", PULL]
+# Every profile in local mode; push and pull again through the HTTP server.
+PROFILES_AND_MODES = [
+    *((profile, "local") for profile in PROFILES),
+    ("visual-studio-code", "server"),
+    (PULL, "server"),
+]
 WAIT = 10.0
 
 _ids = count(1)
@@ -281,20 +287,26 @@ Starter = Callable[..., Awaitable[Session]]
 
 
 @pytest_asyncio.fixture
-async def lsp(data_dir: Path) -> AsyncIterator[Starter]:
+async def lsp(data_dir: Path, server_process: ServerProcess) -> AsyncIterator[Starter]:
     """``await lsp(profile, folders, ...)``: start ``acp-lsp`` and initialise
-    it as that editor would; waits until it has connected to the backend."""
+    it as that editor would; waits until it has connected to the backend.
+    ``mode="server"``: through ``acp-backend serve`` (HTTP + SSE, token file)."""
     sessions: list[Session] = []
 
     async def start(
         profile: str,
         folders: Sequence[Path] = (),
         *,
+        mode: str = "local",
         options: object = None,
         configuration: dict[str, Any] | None = None,
         args: Sequence[str] = (),
         wait_connected: bool = True,
     ) -> Session:
+        if mode == "server":
+            server_process.start()
+            remote = ["--acp", server_process.url, "--token-file", str(server_process.token_file)]
+            args = [*remote, *args]
         client = LanguageClient(converter_factory=default_converter)
         session = Session(client, profile)
 

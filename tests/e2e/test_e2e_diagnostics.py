@@ -3,7 +3,6 @@ place and encoding; push and pull serve the same store."""
 
 from __future__ import annotations
 
-import itertools
 from pathlib import Path
 
 import pytest
@@ -12,7 +11,7 @@ from lsprotocol.types import DiagnosticSeverity as Sev
 
 from acp_client.models import Location, ValidationMode
 from tests.e2e.lsp_harness import (
-    PROFILES,
+    PROFILES_AND_MODES,
     PULL,
     Backend,
     Starter,
@@ -37,11 +36,13 @@ def expected_column(line: str, code_points: int, encoding: str) -> int:
     return len(prefix.encode("utf-16-le")) // 2
 
 
-@pytest.mark.parametrize("profile", PROFILES)
-async def test_severity_table(tmp_path: Path, backend: Backend, lsp: Starter, profile: str) -> None:
+@pytest.mark.parametrize(("profile", "mode"), PROFILES_AND_MODES)
+async def test_severity_table(
+    tmp_path: Path, backend: Backend, lsp: Starter, profile: str, mode: str
+) -> None:
     root = project(tmp_path / "app", {"a.py": "import os\nx = 1\ny = 2\nz = 3\n"})
     resource = await backend.register(root)
-    session = await lsp(profile, [root])
+    session = await lsp(profile, [root], mode=mode)
     # Pull is offered only to clients that can also be told to re-pull.
     assert (session.capabilities.diagnostic_provider is not None) == session.pull
     session.open(root / "a.py")
@@ -59,13 +60,13 @@ async def test_severity_table(tmp_path: Path, backend: Backend, lsp: Starter, pr
     assert by_source["ruff"].data["validation"] == "ruff"
 
 
-@pytest.mark.parametrize("profile", PROFILES)
+@pytest.mark.parametrize(("profile", "mode"), PROFILES_AND_MODES)
 async def test_required_pass_clears_only_its_validation(
-    tmp_path: Path, backend: Backend, lsp: Starter, profile: str
+    tmp_path: Path, backend: Backend, lsp: Starter, profile: str, mode: str
 ) -> None:
     root = project(tmp_path / "app", {"a.py": "a\nb\n"})
     resource = await backend.register(root)
-    session = await lsp(profile, [root])
+    session = await lsp(profile, [root], mode=mode)
     session.open(root / "a.py")
     backend.publish(result(resource, "ruff", REQ, False, [finding("a.py", 0, 0, "bad")]))
     backend.publish(result(resource, "todo", INFO, False, [finding("a.py", 1, 0, "todo")]))
@@ -75,14 +76,14 @@ async def test_required_pass_clears_only_its_validation(
     assert shown[0].source == "todo"
 
 
-@pytest.mark.parametrize("profile", PROFILES)
+@pytest.mark.parametrize(("profile", "mode"), PROFILES_AND_MODES)
 async def test_location_less_result_anchors_on_its_declaration(
-    tmp_path: Path, backend: Backend, lsp: Starter, profile: str
+    tmp_path: Path, backend: Backend, lsp: Starter, profile: str, mode: str
 ) -> None:
     toml = '[[validations]]\nname = "tests"\nmode = "required"\ncommand = ["pytest"]\n'
     root = project(tmp_path / "app", {"acp.toml": toml})
     resource = await backend.register(root)
-    session = await lsp(profile, [root])
+    session = await lsp(profile, [root], mode=mode)
     declared = Location(path="acp.toml", line=1, character=0)
     backend.publish(
         result(resource, "tests", REQ, False, message="3 tests failed", declared_at=declared)
@@ -93,13 +94,13 @@ async def test_location_less_result_anchors_on_its_declaration(
     assert shown.range.end == types.Position(1, len('name = "tests"'))
 
 
-@pytest.mark.parametrize("profile", PROFILES)
+@pytest.mark.parametrize(("profile", "mode"), PROFILES_AND_MODES)
 async def test_columns_in_the_negotiated_encoding(
-    tmp_path: Path, backend: Backend, lsp: Starter, profile: str
+    tmp_path: Path, backend: Backend, lsp: Starter, profile: str, mode: str
 ) -> None:
     root = project(tmp_path / "app", {"hello.py": f"import os\n{UNICODE_LINE}\n"})
     resource = await backend.register(root)
-    session = await lsp(profile, [root])
+    session = await lsp(profile, [root], mode=mode)
     start = UNICODE_LINE.index("TODO")
     end = start + len("TODO")
     backend.publish(
@@ -129,13 +130,13 @@ async def test_columns_in_the_negotiated_encoding(
     )
 
 
-@pytest.mark.parametrize("profile", PROFILES)
+@pytest.mark.parametrize(("profile", "mode"), PROFILES_AND_MODES)
 async def test_coalescing_under_a_burst(
-    tmp_path: Path, backend: Backend, lsp: Starter, profile: str
+    tmp_path: Path, backend: Backend, lsp: Starter, profile: str, mode: str
 ) -> None:
     root = project(tmp_path / "app", {"a.py": "x\n" * 200})
     resource = await backend.register(root)
-    session = await lsp(profile, [root])
+    session = await lsp(profile, [root], mode=mode)
     session.open(root / "a.py")
     for n in range(1, 101):
         backend.publish(
@@ -146,10 +147,11 @@ async def test_coalescing_under_a_burst(
     if session.pull:
         assert session.published == []
         return
-    times = [at for at, params in session.published if params.uri == uri(root / "a.py")]
-    gaps = [later - earlier for earlier, later in itertools.pairwise(times)]
-    assert len(times) < 50, "a burst of 100 results must not give 100 publishes"
-    assert all(gap >= 0.04 for gap in gaps), gaps  # 50 ms window, minus timer slack
+    # The window itself is timed in the unit tests; received times here carry
+    # the client's own scheduling jitter, so only the count is asserted.
+    publishes = [p for _, p in session.published if p.uri == uri(root / "a.py")]
+    assert len(publishes) < 50, "a burst of 100 results must not give 100 publishes"
+    assert len(publishes[-1].diagnostics) == 100
 
 
 async def test_push_carries_the_document_version(

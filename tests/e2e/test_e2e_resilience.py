@@ -12,7 +12,6 @@ from acp_client.models import ValidationMode
 from tests.e2e.lsp_harness import (
     Backend,
     ServerProcess,
-    Session,
     Starter,
     connected,
     finding,
@@ -24,23 +23,13 @@ from tests.e2e.lsp_harness import (
 REQ = ValidationMode.REQUIRED
 
 
-async def start_in(mode: str, lsp: Starter, server: ServerProcess, folders: list[Path]) -> Session:
-    """``local``: the server's own in-process backend; ``server``: HTTP + SSE
-    to ``acp-backend serve`` with the token from a file."""
-    if mode == "local":
-        return await lsp("neovim@v0.11", folders)
-    server.start()
-    args = ["--acp", server.url, "--token-file", str(server.token_file)]
-    return await lsp("neovim@v0.11", folders, args=args)
-
-
 @pytest.mark.parametrize("mode", ["local", "server"])
 async def test_malformed_events_are_skipped(
-    tmp_path: Path, backend: Backend, lsp: Starter, server_process: ServerProcess, mode: str
+    tmp_path: Path, backend: Backend, lsp: Starter, mode: str
 ) -> None:
     root = project(tmp_path / "app", {"a.py": "a\n"})
     resource = await backend.register(root)
-    session = await start_in(mode, lsp, server_process, [root])
+    session = await lsp("neovim@v0.11", [root], mode=mode)
     session.open(root / "a.py")
     backend.publish_raw("validation.result", {"result": {"validation": 42}})
     backend.publish_raw("validation.result", {"no": "result"})
@@ -56,7 +45,7 @@ async def test_server_mode_backend_killed_and_restarted(
 ) -> None:
     root = project(tmp_path / "app", {"a.py": "a\nb\n"})
     resource = await backend.register(root)
-    session = await start_in("server", lsp, server_process, [root])
+    session = await lsp("neovim@v0.11", [root], mode="server")
     session.open(root / "a.py")
     backend.publish(result(resource, "ruff", REQ, False, [finding("a.py", 0, 0, "before")]))
     await session.wait_diagnostics(root / "a.py", lambda d: [x.message for x in d] == ["before"])

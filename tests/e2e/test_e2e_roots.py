@@ -8,21 +8,29 @@ import pytest
 from lsprotocol import types
 
 from acp_client.models import ValidationMode
-from tests.e2e.lsp_harness import PROFILES, Backend, Starter, finding, project, result, uri
+from tests.e2e.lsp_harness import (
+    PROFILES_AND_MODES,
+    Backend,
+    Starter,
+    finding,
+    project,
+    result,
+    uri,
+)
 
 REQ = ValidationMode.REQUIRED
 
 
-@pytest.mark.parametrize("profile", PROFILES)
+@pytest.mark.parametrize(("profile", "mode"), PROFILES_AND_MODES)
 async def test_multi_root_with_nested_and_unregistered_folders(
-    tmp_path: Path, backend: Backend, lsp: Starter, profile: str
+    tmp_path: Path, backend: Backend, lsp: Starter, profile: str, mode: str
 ) -> None:
     outer = project(tmp_path / "outer", {"o.py": "o\n", "inner/i.py": "i\n"})
     inner = outer / "inner"
     loose = project(tmp_path / "loose", {"l.py": "l\n", "m.py": "m\n"})
     outer_resource = await backend.register(outer)
     inner_resource = await backend.register(inner)
-    session = await lsp(profile, [outer, loose])
+    session = await lsp(profile, [outer, loose], mode=mode)
 
     # One message for the unregistered folder, saying how to register it.
     (message,) = session.messages()
