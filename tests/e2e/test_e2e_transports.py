@@ -64,3 +64,22 @@ async def test_websocket(listening: int) -> None:
         await socket.send(json.dumps(INITIALIZE))
         answer = json.loads(await socket.recv())
     assert answer["result"]["serverInfo"]["name"] == "acp-lsp"
+
+
+async def test_exits_when_the_editor_goes_away(tmp_path: Path) -> None:
+    """stdin closed without shutdown/exit (the editor crashed): no orphan."""
+    process = await asyncio.create_subprocess_exec(
+        *[sys.executable, "-m", "lsp_server", "--data-dir", str(tmp_path)],
+        stdin=asyncio.subprocess.PIPE,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.DEVNULL,
+    )
+    assert process.stdin is not None and process.stdout is not None
+    for message in (INITIALIZE, {"jsonrpc": "2.0", "method": "initialized", "params": {}}):
+        body = json.dumps(message).encode()
+        process.stdin.write(b"Content-Length: %d\r\n\r\n" % len(body) + body)
+    await process.stdin.drain()
+    await process.stdout.readuntil(b"serverInfo")  # it answered initialize
+    process.stdin.close()
+    async with asyncio.timeout(10):
+        assert await process.wait() == 0
