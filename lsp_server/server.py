@@ -19,7 +19,7 @@ from pygls.lsp.server import LanguageServer
 from pygls.protocol import LanguageServerProtocol, lsp_method
 
 from acp_client.client import AcpClient
-from acp_client.errors import AcpError, RemoteError, TransportError
+from acp_client.errors import AcpError, RemoteError, ServerFault, TransportError
 from acp_client.events import (
     Event,
     ResourceChanged,
@@ -275,7 +275,9 @@ class AcpLanguageServer(LanguageServer):
                 cursor = page.next_cursor
                 if cursor is None:
                     break
-        except RemoteError as exc:
+        except (RemoteError, ServerFault) as exc:
+            # Refused, or a stored result this client cannot read: the other
+            # resources (and live events for this one) must still show.
             log.warning("cannot list the results of %s: %s", resource.name, exc)
             return
         self._filled.add(resource.id)

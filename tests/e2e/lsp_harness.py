@@ -125,6 +125,16 @@ class Backend:
     def publish_event(self, event_type: type[Event], **fields: Any) -> None:
         self.facade.context.events.publish(event_type, **fields)
 
+    def store_raw_result(self, resource: Resource, validation: str, body: str) -> None:
+        """A stored result whose body is not a result: a corrupt row."""
+        with contextlib.closing(sqlite3.connect(self.facade.context.store.path)) as conn, conn:
+            conn.execute(
+                "INSERT INTO validation_results (id, resource_id, validation, plan_id, run_id,"
+                " finished_at, passed, mode, body) VALUES (?, ?, ?, NULL, 'run', ?, 0,"
+                " 'required', ?)",
+                (new_ulid(), resource.id, validation, datetime.now(UTC).isoformat(), body),
+            )
+
     def publish_raw(self, method: str, params: dict[str, Any]) -> None:
         """An event that skips the model: what a broken backend might send."""
         with contextlib.closing(sqlite3.connect(self.facade.context.store.path)) as conn, conn:

@@ -98,3 +98,19 @@ async def test_backend_down_at_start_then_up(
     backend.publish(result(resource, "ruff", REQ, False, [finding("a.py", 0, 0, "up")]))
     await session.wait_diagnostics(root / "a.py", lambda d: len(d) == 1)
     assert len(session.messages(types.MessageType.Warning)) == 1
+
+
+async def test_an_unreadable_stored_result_spoils_only_its_resource(
+    tmp_path: Path, backend: Backend, lsp: Starter
+) -> None:
+    good = project(tmp_path / "good", {"g.py": "g\n"})
+    bad = project(tmp_path / "bad", {"b.py": "b\n"})
+    good_resource = await backend.register(good)
+    bad_resource = await backend.register(bad)
+    backend.publish(result(good_resource, "ruff", REQ, False, [finding("g.py", 0, 0, "listed")]))
+    backend.store_raw_result(bad_resource, "ruff", '{"not": "a result"}')
+    session = await lsp("emacs", [good, bad])
+    await session.wait_diagnostics(good / "g.py", lambda d: len(d) == 1)
+    backend.publish(result(bad_resource, "todo", REQ, False, [finding("b.py", 0, 0, "live")]))
+    await session.wait_diagnostics(bad / "b.py", lambda d: len(d) == 1)
+    assert session.messages() == []
