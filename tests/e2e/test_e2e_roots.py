@@ -103,3 +103,18 @@ async def test_a_file_outside_every_folder_still_resolves(
     await session.wait_in_play(elsewhere)
     backend.publish(result(resource, "ruff", REQ, False, [finding("e.py", 0, 0, "seen")]))
     await session.wait_diagnostics(elsewhere / "e.py", lambda d: len(d) == 1)
+
+
+async def test_sandbox_file_shows_its_logical_files_diagnostics(
+    tmp_path: Path, backend: Backend, lsp: Starter
+) -> None:
+    root = project(tmp_path / "app", {"a.py": "a\n"})
+    sandbox = project(tmp_path / "sandboxes" / "plan-1", {"a.py": "a changed\n"})
+    resource = await backend.register(root)
+    backend.facade.context.registry.add_sandbox_root(resource.id, str(sandbox))
+    session = await lsp("neovim@v0.11", [root])
+    session.open(sandbox / "a.py")
+    backend.publish(result(resource, "ruff", REQ, False, [finding("a.py", 0, 0, "logical")]))
+    (shown,) = await session.wait_diagnostics(sandbox / "a.py", lambda d: len(d) == 1)
+    assert shown.message == "logical"
+    assert session.messages() == []  # the sandbox is not an unregistered folder
