@@ -93,6 +93,7 @@ class AcpLanguageServer(LanguageServer):
         self._tasks: set[asyncio.Task[Any]] = set()
         self._runs = RunScheduler(self._start_run, self._spawn)
         self._placed: dict[str, Placement] = {}
+        self._sync_lock = asyncio.Lock()
         self._filled: set[str] = set()
         self._in_play: set[str] = set()
         self._announced: set[str] = set()
@@ -236,7 +237,12 @@ class AcpLanguageServer(LanguageServer):
 
     async def sync(self, client: AcpClient) -> None:
         """Place folders and open documents again, then fill the store from
-        the backend's latest results for every resource in play."""
+        the backend's latest results for every resource in play. One at a
+        time: startup, folder changes and registry events may all ask."""
+        async with self._sync_lock:
+            await self._sync(client)
+
+    async def _sync(self, client: AcpClient) -> None:
         folders = self.folder_paths()
         resources: dict[str, Resource] = {}
         unregistered: list[str] = []
