@@ -20,12 +20,16 @@ without that, on the first line of ``acp.toml``.
 
 from __future__ import annotations
 
+import logging
+import posixpath
 from typing import NamedTuple
 
 from lsprotocol.types import Diagnostic, DiagnosticSeverity, Position, PositionEncodingKind, Range
 
 from acp_client.models import Finding, Location, ValidationMode, ValidationResult
 from lsp_server.positions import Lines, convert
+
+log = logging.getLogger(__name__)
 
 DECLARATION_FILE = "acp.toml"
 
@@ -53,14 +57,31 @@ class Mark(NamedTuple):
     anchored: bool = False  # True: shown on the declaration, not where it happened
 
 
+def inside(relative: str) -> bool:
+    """A relative POSIX path that stays under its root (no ``..`` escape)."""
+    normal = posixpath.normpath(relative)
+    return not relative.startswith("/") and normal != ".." and not normal.startswith("../")
+
+
 def marks_for(result: ValidationResult) -> dict[str, list[Mark]]:
-    """The result's marks grouped by path (relative to the resource root)."""
+    """The result's marks grouped by path (relative to the resource root).
+
+    A finding whose path would leave the resource root is dropped (path
+    jail): the backend should never send one, and we never show one.
+    """
     severity = severity_for(result.mode, result.passed)
     if severity is None:
         return {}
     grouped: dict[str, list[Mark]] = {}
     for finding in result.findings:
         mark = _finding_mark(result, finding, severity)
+        if not inside(mark.location.path):
+            log.warning(
+                "dropping a %s finding outside its resource: %r",
+                result.validation,
+                mark.location.path,
+            )
+            continue
         grouped.setdefault(mark.location.path, []).append(mark)
     if not result.findings:
         text = result.message or (

@@ -17,6 +17,7 @@ from acp_client.client import AcpClient
 from acp_client.errors import NotFound
 from acp_client.models import Resource
 from acp_client.paths import NotAFilePath, is_within, path_to_uri, real_path
+from lsp_server.mapping import inside
 from lsp_server.store import FileKey
 
 log = logging.getLogger(__name__)
@@ -48,11 +49,6 @@ def contains(resource: Resource, path: str) -> bool:
     return any(is_within(path, root) for root in roots)
 
 
-def _sane_logical_path(logical: str) -> bool:
-    normal = posixpath.normpath(logical)
-    return not logical.startswith("/") and normal != ".." and not normal.startswith("../")
-
-
 class Roots:
     """Placements of documents and folders, cached until the registry changes."""
 
@@ -76,7 +72,7 @@ class Roots:
             placement = None
         else:
             placement = Placement(answer.resource, answer.logical_path, answer.sandbox)
-            if not contains(answer.resource, path) or not _sane_logical_path(answer.logical_path):
+            if not contains(answer.resource, path) or not inside(answer.logical_path):
                 log.warning(
                     "refusing %s -> resource %s (%s): not under its roots",
                     path,

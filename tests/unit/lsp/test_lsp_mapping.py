@@ -70,3 +70,9 @@ def test_point_finding_is_one_character_wide() -> None:
         marks_for(result(findings=[finding("a.py", 0, 2)]))["a.py"][0], ["ab中d"], Enc.Utf8
     )
     assert (diagnostic.range.start.character, diagnostic.range.end.character) == (2, 5)
+
+
+def test_findings_escaping_the_resource_are_dropped() -> None:
+    escaping = [finding("../other/x.py"), finding("/etc/passwd"), finding("ok/../../x.py")]
+    marks = marks_for(result(findings=[*escaping, finding("src/fine.py")]))
+    assert list(marks) == ["src/fine.py"]
