@@ -187,8 +187,9 @@ class AcpLanguageServer(LanguageServer):
                 raise
             except AcpError as exc:
                 self._outage(exc)
-            except Exception:
+            except Exception as exc:
                 log.exception("unexpected failure following the ACP backend")
+                self._outage(exc)
             finally:
                 if events is not None and not events.done():
                     events.cancel()
@@ -309,7 +310,7 @@ class AcpLanguageServer(LanguageServer):
             types.MessageType.Info,
         )
 
-    def _outage(self, exc: AcpError) -> None:
+    def _outage(self, exc: Exception) -> None:
         log.warning("ACP backend unavailable: %s", exc)
         if not self._outage_said:
             self._outage_said = True
