@@ -14,6 +14,7 @@ from __future__ import annotations
 import logging
 import sqlite3
 import threading
+import time
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -110,6 +111,23 @@ def migrate(conn: sqlite3.Connection, migrations: Sequence[Migration] = MIGRATIO
     return latest
 
 
+def _enable_wal(conn: sqlite3.Connection, timeout_ms: int) -> str:
+    """Switch to WAL; returns the journal mode in force.
+
+    Switching a fresh database needs an exclusive lock, and SQLite does not
+    call the busy handler for it: when another process is opening the same
+    fresh data dir, retry until the busy timeout instead of failing at once.
+    """
+    deadline = time.monotonic() + timeout_ms / 1000
+    while True:
+        try:
+            return str(conn.execute("PRAGMA journal_mode = WAL").fetchone()[0])
+        except sqlite3.OperationalError as exc:
+            if exc.sqlite_errorcode != sqlite3.SQLITE_BUSY or time.monotonic() >= deadline:
+                raise
+            time.sleep(0.01)
+
+
 def _user_version(conn: sqlite3.Connection) -> int:
     row = conn.execute("PRAGMA user_version").fetchone()
     return int(row[0])
@@ -140,7 +158,7 @@ class Store:
         self._lock = threading.RLock()
         try:
             self._conn.execute(f"PRAGMA busy_timeout = {int(busy_timeout_ms)}")
-            mode = self._conn.execute("PRAGMA journal_mode = WAL").fetchone()[0]
+            mode = _enable_wal(self._conn, busy_timeout_ms)
             if str(mode).lower() != "wal":
                 log.warning("%s: WAL unavailable (journal mode %s)", self.path, mode)
             self._conn.execute("PRAGMA synchronous = NORMAL")

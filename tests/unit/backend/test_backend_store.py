@@ -5,6 +5,7 @@ from __future__ import annotations
 import sqlite3
 import subprocess
 import sys
+import threading
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
@@ -129,6 +130,26 @@ def test_several_processes_opening_a_fresh_data_dir_at_once(data_dir: Path) -> N
     outputs = [proc.communicate(timeout=60) for proc in procs]
     assert [proc.returncode for proc in procs] == [0] * 4, outputs
     assert {out.strip() for out, _ in outputs} == {f"{LATEST} wal"}
+
+
+def test_opening_waits_while_another_process_holds_a_fresh_database(data_dir: Path) -> None:
+    """Switching to WAL needs an exclusive lock that SQLite does not wait for
+    by itself: the store must wait (up to its busy timeout), not fail."""
+    data_dir.mkdir(parents=True, exist_ok=True)
+    other = sqlite3.connect(
+        data_dir / DATABASE_NAME, isolation_level=None, check_same_thread=False
+    )
+    other.execute("CREATE TABLE placeholder (x)")  # a fresh, non-WAL database
+    other.execute("BEGIN IMMEDIATE")  # mid-write, as another process migrating it
+    releaser = threading.Timer(0.3, lambda: other.execute("COMMIT"))
+    releaser.start()
+    try:
+        store = Store(data_dir, busy_timeout_ms=5000)
+    finally:
+        releaser.join()
+        other.close()
+    assert store.query("PRAGMA journal_mode")[0][0] == "wal"
+    store.close()
 
 
 # --- validation results ------------------------------------------------------
