@@ -39,4 +39,5 @@ async def initialize(ctx: BackendContext, params: InitializeParams) -> Initializ
         server_version=backend_version(),
         operations=tuple(sorted(HANDLERS)),
         events=tuple(sorted(EVENT_TYPES)),
+        last_event_id=ctx.events.last_id() or None,
     )

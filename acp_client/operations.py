@@ -50,6 +50,11 @@ class InitializeResult(Model):
     operations: tuple[str, ...] = ()
     events: tuple[str, ...] = ()
     capabilities: dict[str, bool] = Field(default_factory=dict)
+    last_event_id: int | None = Field(
+        default=None,
+        description="The newest event's id when this answer was made (None: the log is "
+        "empty). Subscribing after it, before listing anything, misses no event.",
+    )
 
 
 # --- resources ---------------------------------------------------------------

@@ -18,6 +18,7 @@ import pytest
 from acp_backend.http_server import UnsafeBind, check_bind
 from acp_client import connect
 from acp_client.discovery import BACKEND_FILE, read_backend_file
+from acp_client.events import ResourceChanged
 from acp_client.transport.http import HttpTransport
 
 WAIT = 30.0
@@ -152,3 +153,24 @@ def test_bind_policy(host: str, tls: bool, insecure: bool, allowed: bool) -> Non
     else:
         with pytest.raises(UnsafeBind, match=host):
             check_bind(host, tls, insecure)
+
+
+async def test_initialize_names_the_position_to_subscribe_after(
+    served: Served, tmp_path: Path
+) -> None:
+    """What happens between the initialize and the moment the HTTP stream
+    connects is replayed to a subscriber starting after ``last_event_id``."""
+    served.wait_for_file()
+    for name in ("a", "b"):
+        (tmp_path / name).mkdir()
+    async with await connect("local", data_dir=served.data_dir) as client:
+        assert (await client.initialize()).last_event_id is None  # an empty log
+        await client.resource_register(str(tmp_path / "a"))
+        answer = await client.initialize()
+        assert answer.last_event_id is not None
+        await client.resource_register(str(tmp_path / "b"))  # before the stream connects
+        events = aiter(client.events(after=answer.last_event_id))
+        replayed = await asyncio.wait_for(anext(events), WAIT)
+        assert isinstance(replayed, ResourceChanged)
+        assert replayed.event_id == answer.last_event_id + 1
+        assert Path(replayed.resource.root) == (tmp_path / "b").resolve()
