@@ -15,6 +15,7 @@ from pathlib import Path
 
 from acp_client.client import AcpClient
 from acp_client.connect import connect
+from acp_client.operations import InitializeResult
 from acp_client.transport.inprocess import DEFAULT_FACADE
 from acp_client.transport.sse import StreamPolicy
 from lsp_server import __version__
@@ -99,16 +100,16 @@ class BackendLink:
         self._connector = connector
         self.client: AcpClient | None = None
 
-    async def connect(self) -> AcpClient:
-        """One attempt: a client that has completed ``acp.initialize``."""
+    async def connect(self) -> tuple[AcpClient, InitializeResult]:
+        """One attempt: a client that has completed ``acp.initialize``, and its answer."""
         client = await self._connector()
         try:
-            await client.initialize("acp-lsp", __version__)
+            answer = await client.initialize("acp-lsp", __version__)
         except BaseException:
             await client.aclose()
             raise
         self.client = client
-        return client
+        return client, answer
 
     async def drop(self) -> None:
         client, self.client = self.client, None

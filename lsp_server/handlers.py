@@ -25,8 +25,8 @@ def register(server: AcpLanguageServer) -> None:
         await ls.start()
 
     @server.feature(types.SHUTDOWN)
-    async def shutdown(ls: AcpLanguageServer, _: None) -> None:
-        await ls.stop()
+    def shutdown(ls: AcpLanguageServer, _: None) -> None:
+        ls.stop()
 
     @server.feature(types.WORKSPACE_DID_CHANGE_CONFIGURATION)
     async def configuration_changed(

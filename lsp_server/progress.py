@@ -60,7 +60,10 @@ class RunProgress:
     async def _show(self, event: RunEvent) -> None:
         if isinstance(event, ValidationStarted):
             token = f"acp-run-{event.run_id}"
-            await self._progress.create_async(token)  # refused: no progress for this run
+            # Shielded: cancelling this worker (at shutdown) must not cancel
+            # pygls's pending request, or the editor's answer to it is then
+            # reported to the editor as an error naming a cancelled Future.
+            await asyncio.shield(self._progress.create_async(token))  # refused: no progress
             self._runs[event.run_id] = _Run(token, max(1, len(event.validations)))
             self._progress.begin(
                 token,

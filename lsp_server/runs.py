@@ -24,8 +24,8 @@ class RunScheduler:
         self._timers: dict[str, asyncio.TimerHandle] = {}
         self._paths: dict[str, set[str]] = {}
 
-    async def now(self, resource_id: str, path: str) -> None:
-        await self._start(resource_id, frozenset({path}))
+    async def now(self, resource_id: str, paths: frozenset[str]) -> None:
+        await self._start(resource_id, paths)
 
     def later(self, resource_id: str, path: str, delay: float) -> None:
         self._paths.setdefault(resource_id, set()).add(path)

@@ -93,6 +93,7 @@ class AcpLanguageServer(LanguageServer):
         self._tasks: set[asyncio.Task[Any]] = set()
         self._runs = RunScheduler(self._start_run, self._spawn)
         self._placed: dict[str, Placement] = {}
+        self._run_when_placed: set[str] = set()  # saved or edited before being placed
         self._sync_lock = asyncio.Lock()
         self._filled: set[str] = set()
         self._in_play: set[str] = set()
@@ -101,6 +102,7 @@ class AcpLanguageServer(LanguageServer):
         self._outage_said = False
         self._init_options: object = None
         self._settings_message: str | None = None
+        self._stopping: asyncio.Task[None] | None = None
 
     # --- lifecycle ---------------------------------------------------------
 
@@ -114,10 +116,21 @@ class AcpLanguageServer(LanguageServer):
     async def start(self) -> None:
         """At ``initialized``: settings from the editor, then the backend tasks."""
         await self.reload_settings(None)
+        if self._stopping is not None:
+            return  # shut down while the editor was answering
         self._spawn(self._follow_backend())
         self._spawn(self._run_progress.run())
 
-    async def stop(self) -> None:
+    def stop(self) -> None:
+        """At ``shutdown``: start the cleanup (cancel and await the background
+        tasks, drop the backend). Not awaited by the handler: an editor that
+        quits may send exit, or close stdin, before the answer, and pygls
+        would then cancel that handler mid-way with a traceback; ``asyncio.run``
+        awaits whatever is left of the cleanup at exit instead."""
+        if self._stopping is None:
+            self._stopping = asyncio.create_task(self._stop())
+
+    async def _stop(self) -> None:
         self._publisher.close()
         self._refresher.close()
         self._runs.close()
@@ -174,9 +187,15 @@ class AcpLanguageServer(LanguageServer):
         while True:
             events: asyncio.Task[None] | None = None
             try:
-                client = await self.link.connect()
+                client, answer = await self.link.connect()
+                if self._last_event_id is None:
+                    # Replay everything after the initialize: an HTTP stream
+                    # connects only after the listing below has begun, and
+                    # "from now" would skip what happened in between. 0 (from
+                    # the first event): an empty log, or a backend that does
+                    # not say.
+                    self._last_event_id = answer.last_event_id or 0
                 events = self._spawn(self._consume_events(client))
-                await asyncio.sleep(0)  # let it subscribe before listing: no gap
                 await self.sync(client)
                 again = "back" if self._outage_said else "connected"
                 self.log_to_client(f"ACP backend {again}: {client.description}")
@@ -266,6 +285,7 @@ class AcpLanguageServer(LanguageServer):
         self._announce_unregistered(unregistered)
         for resource in resources.values():
             await self.fill(client, resource)
+        await self._run_placed()
 
     async def fill(self, client: AcpClient, resource: Resource) -> None:
         """Replace a resource's diagnostics with the backend's latest results."""
@@ -334,6 +354,7 @@ class AcpLanguageServer(LanguageServer):
         placement = await self._guarded(self._place_document(client, uri))
         if placement is not None and placement.resource.id not in self._filled:
             await self._guarded(self.fill(client, placement.resource))
+        await self._run_placed()
 
     async def _place_document(self, client: AcpClient, uri: str) -> Placement | None:
         placement = await self.roots.place(client, uri)
@@ -351,6 +372,8 @@ class AcpLanguageServer(LanguageServer):
     def document_changed(self, uri: str) -> None:
         placement = self._placed.get(uri)
         if placement is None:
+            if self.settings.run_on is RunOn.CHANGE:
+                self._run_when_placed.add(uri)
             return
         self.presenter.edited(placement.key, self._document(uri), clear=self.settings.clear_on_edit)
         if self.settings.run_on is RunOn.CHANGE:
@@ -361,10 +384,24 @@ class AcpLanguageServer(LanguageServer):
         if self.settings.run_on is not RunOn.SAVE:
             return
         placement = await self._placement(uri)
-        if placement is not None:
-            await self._runs.now(placement.resource.id, placement.logical_path)
+        if placement is None:
+            self._run_when_placed.add(uri)  # e.g. saved before the backend connected
+        else:
+            await self._runs.now(placement.resource.id, frozenset({placement.logical_path}))
+
+    async def _run_placed(self) -> None:
+        """The runs that saves and edits asked for before their documents
+        were placed: one per resource, covering all of its paths."""
+        due: dict[str, set[str]] = {}
+        for uri in [uri for uri in self._run_when_placed if uri in self._placed]:
+            self._run_when_placed.discard(uri)
+            placement = self._placed[uri]
+            due.setdefault(placement.resource.id, set()).add(placement.logical_path)
+        for resource_id, paths in due.items():
+            await self._runs.now(resource_id, frozenset(paths))
 
     def document_closed(self, uri: str) -> None:
+        self._run_when_placed.discard(uri)
         placement = self._placed.pop(uri, None)
         if placement is not None:
             self.presenter.closed(placement.key)

@@ -299,7 +299,7 @@ Starter = Callable[..., Awaitable[Session]]
 @pytest_asyncio.fixture
 async def lsp(data_dir: Path, server_process: ServerProcess) -> AsyncIterator[Starter]:
     """``await lsp(profile, folders, ...)``: start ``acp-lsp`` and initialise
-    it as that editor would; waits until it has connected to the backend.
+    it as that editor would (it connects to the backend in the background).
     ``mode="server"``: through ``acp-backend serve`` (HTTP + SSE, token file)."""
     sessions: list[Session] = []
 
@@ -311,7 +311,6 @@ async def lsp(data_dir: Path, server_process: ServerProcess) -> AsyncIterator[St
         options: object = None,
         configuration: dict[str, Any] | None = None,
         args: Sequence[str] = (),
-        wait_connected: bool = True,
     ) -> Session:
         if mode == "server":
             server_process.start()
@@ -343,8 +342,6 @@ async def lsp(data_dir: Path, server_process: ServerProcess) -> AsyncIterator[St
             )
         )
         session.capabilities = answer.capabilities
-        if wait_connected:
-            await wait_for(lambda: connected(client))
         return session
 
     yield start

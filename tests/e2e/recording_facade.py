@@ -2,10 +2,12 @@
 
 Loaded by the server under test through ``--facade`` (local mode loads its
 backend by import path), so the record is of what really crossed the wire.
+The gated variant also holds the server's connection until the test opens it.
 """
 
 from __future__ import annotations
 
+import asyncio
 import json
 from collections.abc import AsyncIterator, Mapping
 from pathlib import Path
@@ -15,6 +17,7 @@ from acp_backend.facade import BackendFacade
 from acp_backend.facade import create_facade as create_reference
 
 CALLS_FILE = "calls.jsonl"
+GATE_FILE = "initialize.gate"
 
 
 class RecordingFacade:
@@ -34,9 +37,30 @@ class RecordingFacade:
         await self.inner.aclose()
 
 
+class GatedFacade(RecordingFacade):
+    """Answers ``acp.initialize`` only once the test calls ``open_gate``: the
+    server under test stays not yet connected for as long as the test needs."""
+
+    async def dispatch(self, method: str, params: Mapping[str, Any] | None) -> Any:
+        if method == "acp.initialize":
+            # Opened by the test process: a file, polled (no Event across processes).
+            while not (self.record.parent / GATE_FILE).exists():  # noqa: ASYNC110
+                await asyncio.sleep(0.02)
+        return await super().dispatch(method, params)
+
+
 def create_facade(data_dir: Path | None = None) -> RecordingFacade:
     assert data_dir is not None
     return RecordingFacade(create_reference(data_dir), data_dir / CALLS_FILE)
+
+
+def create_gated_facade(data_dir: Path | None = None) -> GatedFacade:
+    assert data_dir is not None
+    return GatedFacade(create_reference(data_dir), data_dir / CALLS_FILE)
+
+
+def open_gate(data_dir: Path) -> None:
+    (data_dir / GATE_FILE).touch()
 
 
 def recorded_calls(data_dir: Path) -> list[dict[str, Any]]:

@@ -163,8 +163,14 @@ async def test_push_carries_the_document_version(
     session.open(root / "a.py")
     backend.publish(result(resource, "ruff", REQ, False, [finding("a.py", 0, 0, "bad")]))
     await session.wait_diagnostics(root / "a.py", lambda d: len(d) == 1)
-    last = [p for _, p in session.published if p.uri == uri(root / "a.py")][-1]
-    assert last.version == 1
+
+    def last() -> types.PublishDiagnosticsParams:
+        return [p for _, p in session.published if p.uri == uri(root / "a.py")][-1]
+
+    # Shown before the server has placed the open document: as on disk, with
+    # no version; once placed, again with the editor's version.
+    await wait_for(lambda: last().version == 1)
+    assert len(last().diagnostics) == 1
 
 
 async def test_pull_client_gets_result_ids_unchanged_reports_and_refresh(

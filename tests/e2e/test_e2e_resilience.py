@@ -74,6 +74,7 @@ async def test_local_mode_falls_back_in_process_when_the_served_backend_dies(
     resource = await backend.register(root)
     server_process.start()
     session = await lsp("emacs", [root])  # discovers the served backend
+    await wait_for(lambda: connected(session.client))
     assert any("http://127.0.0.1" in m.message for m in session.client.log_messages)
     session.open(root / "a.py")
     server_process.kill()
@@ -90,7 +91,7 @@ async def test_backend_down_at_start_then_up(
     resource = await backend.register(root)
     server_process.token_file.write_text("not-yet\n")
     args = ["--acp", server_process.url, "--token-file", str(server_process.token_file)]
-    session = await lsp("visual-studio-code", [root], args=args, wait_connected=False)
+    session = await lsp("visual-studio-code", [root], args=args)
     session.open(root / "a.py")  # the editor keeps working meanwhile
     await wait_for(lambda: len(session.messages(types.MessageType.Warning)) == 1)
     server_process.start()

@@ -16,6 +16,7 @@ from tests.e2e.lsp_harness import (
     project,
     result,
     uri,
+    wait_for,
 )
 
 REQ = ValidationMode.REQUIRED
@@ -33,6 +34,7 @@ async def test_multi_root_with_nested_and_unregistered_folders(
     session = await lsp(profile, [outer, loose], mode=mode)
 
     # One message for the unregistered folder, saying how to register it.
+    await wait_for(lambda: session.messages() != [])
     (message,) = session.messages()
     assert str(loose) in message and f"acp-backend resource add {loose}" in message
 

@@ -11,11 +11,21 @@ from lsprotocol import types
 from acp_client.events import ValidationCompleted, ValidationStarted
 from acp_client.models import ValidationMode, ValidationSummary
 from acp_client.operations import OPERATIONS, canonical_method
-from tests.e2e.lsp_harness import Backend, Starter, finding, project, result, uri, wait_for
-from tests.e2e.recording_facade import recorded_calls
+from tests.e2e.lsp_harness import (
+    Backend,
+    Starter,
+    connected,
+    finding,
+    project,
+    result,
+    uri,
+    wait_for,
+)
+from tests.e2e.recording_facade import open_gate, recorded_calls
 
 REQ = ValidationMode.REQUIRED
 RECORDING = ["--facade", "tests.e2e.recording_facade:create_facade"]
+GATED = ["--facade", "tests.e2e.recording_facade:create_gated_facade"]
 
 
 def warnings(messages: list[types.ShowMessageParams]) -> list[str]:
@@ -45,6 +55,7 @@ async def test_configuration_errors_and_changes(
         configuration={"acp": {"clearOnEdit": "maybe"}},
     )
     client = session.client
+    await wait_for(lambda: warnings(client.messages) != [])
     (message,) = warnings(client.messages)
     assert "acp.clearOnEdit" in message and "runOn" not in message
 
@@ -84,6 +95,7 @@ async def test_runs_show_progress_and_cancelling_it_cancels_the_run(
     resource = await backend.register(root)
     session = await lsp("visual-studio-code", [root], args=RECORDING)
     client = session.client
+    await wait_for(lambda: connected(client))  # runs started before it did are not shown
     backend.publish_event(
         ValidationStarted, run_id="run-p", resource_id=resource.id, validations=("ruff", "todo")
     )
@@ -112,6 +124,7 @@ async def test_no_progress_when_the_client_has_none_or_it_is_off(
     root = project(tmp_path / "app", {"a.py": "a\n"})
     resource = await backend.register(root)
     session = await lsp("emacs", [root], options={"progress": False})
+    await wait_for(lambda: connected(session.client))  # it sees the run start
     backend.publish_event(
         ValidationStarted, run_id="run-q", resource_id=resource.id, validations=("ruff",)
     )
@@ -162,7 +175,6 @@ async def test_run_on_save_asks_for_the_saved_file(
     resource = await backend.register(root)
     session = await lsp("neovim@v0.11", [root], args=RECORDING)
     session.open(root / "a.py")
-    await session.wait_in_play(root)
     session.client.text_document_did_save(
         types.DidSaveTextDocumentParams(types.TextDocumentIdentifier(uri(root / "a.py")))
     )
@@ -189,3 +201,40 @@ async def test_run_on_change_is_debounced_into_one_run(
     await asyncio.sleep(0.4)
     (run,) = runs()
     assert run["params"] == {"resource": resource.id, "paths": ["a.py", "b.py"]}
+
+
+@pytest.mark.parametrize("run_on", ["save", "change"])
+async def test_saves_and_edits_before_the_backend_connects_run_once_it_has(
+    tmp_path: Path, backend: Backend, lsp: Starter, data_dir: Path, run_on: str
+) -> None:
+    app = project(tmp_path / "app", {"a.py": "a\n", "b.py": "b\n"})
+    lib = project(tmp_path / "lib", {"l.py": "l\n"})
+    app_id, lib_id = (await backend.register(app)).id, (await backend.register(lib)).id
+    options = {"runOn": run_on, "debounceMs": 100}
+    session = await lsp("neovim@v0.11", [app, lib], options=options, args=GATED)
+    paths = [app / "a.py", app / "b.py", lib / "l.py"]
+    for path in paths:
+        session.open(path)
+    for version, path in enumerate([*paths, app / "a.py"], start=2):  # a.py twice: one run
+        if run_on == "save":
+            identifier = types.TextDocumentIdentifier(uri(path))
+            session.client.text_document_did_save(types.DidSaveTextDocumentParams(identifier))
+        else:
+            session.change(path, f"edit {version}\n", version)
+    # A round trip through an async handler: the server has taken in the above.
+    await session.client.text_document_diagnostic_async(
+        types.DocumentDiagnosticParams(types.TextDocumentIdentifier(uri(app / "a.py")))
+    )
+    assert recorded_calls(data_dir) == []  # the backend is not connected yet
+    open_gate(data_dir)
+
+    def runs() -> list[dict[str, object]]:
+        return [c["params"] for c in recorded_calls(data_dir) if c["method"] == "validation.run"]
+
+    await wait_for(lambda: len(runs()) >= 2)
+    await asyncio.sleep(0.3)  # and no other (a debounced run would come after 100 ms)
+    assert len(runs()) == 2
+    assert {run["resource"]: run["paths"] for run in runs()} == {
+        app_id: ["a.py", "b.py"],
+        lib_id: ["l.py"],
+    }

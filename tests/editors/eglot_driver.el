@@ -6,10 +6,6 @@
 (load (getenv "ACP_EMACS_CONFIG") nil t)
 (load (expand-file-name "emacs_session.el" (file-name-directory load-file-name)) nil t)
 
-(cl-defmethod eglot-handle-notification :after
-  (_server (_method (eql window/logMessage)) &key message &allow-other-keys)
-  (acp-test-note-log message))
-
 ;; Eglot 1.9 has no handler for $/progress (it does not announce the
 ;; capability); record anything that arrives all the same.
 (cl-defmethod eglot-handle-notification :before

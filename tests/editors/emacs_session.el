@@ -6,22 +6,12 @@
 (require 'seq)
 (require 'flymake)
 
-(defvar acp-test--server-log '()
-  "The window/logMessage texts the client under test received.")
-
-(defun acp-test-note-log (message)
-  "Record MESSAGE; each driver calls this from its client's logMessage handler."
-  (push message acp-test--server-log))
-
 (defvar acp-test--progress-kinds '()
   "The `kind' of every $/progress value the client under test received.")
 
 (defun acp-test-note-progress (kind)
   "Record KIND; each driver calls this from its client's $/progress handler."
   (push kind acp-test--progress-kinds))
-
-(defun acp-test--backend-connected-p ()
-  (seq-some (lambda (m) (string-match-p "ACP backend connected" m)) acp-test--server-log))
 
 (defun acp-test--wait (seconds condition)
   (let ((deadline (+ (float-time) seconds)))
@@ -52,9 +42,7 @@ the client's flymake diagnostic types."
         (progn
           (find-file (getenv "ACP_DEMO_FILE"))
           (push `(servers . ,(vconcat (funcall connect))) result)
-          ;; As a user does, save once the server is up: it says so in its log.
-          (acp-test--wait 15 #'acp-test--backend-connected-p)
-          (push `(backend_connected . ,(if (acp-test--backend-connected-p) t :json-false)) result)
+          ;; Saved at once: a save before the backend connects still runs.
           ;; An unmodified buffer is not written (so no didSave): mark it first.
           (set-buffer-modified-p t)
           (save-buffer)

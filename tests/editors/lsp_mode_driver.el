@@ -10,9 +10,6 @@
       lsp-enable-file-watchers nil
       lsp-restart 'ignore)
 
-(advice-add 'lsp--window-log-message :after
-            (lambda (_workspace params) (acp-test-note-log (lsp-get params :message))))
-
 (advice-add 'lsp-on-progress-modeline :after
             (lambda (_workspace params)
               (acp-test-note-progress (lsp-get (lsp-get params :value) :kind))))

@@ -12,15 +12,6 @@ local function clients(buf)
   return vim.tbl_values(vim.lsp.buf_get_clients(buf))
 end
 
--- The server logs when its backend is up; a user saves after that, and so do we.
-local default_log_handler = vim.lsp.handlers['window/logMessage']
-vim.lsp.handlers['window/logMessage'] = function(err, params, ctx, config)
-  if params and params.message:find('ACP backend connected', 1, true) then
-    result.backend_connected = true
-  end
-  return default_log_handler(err, params, ctx, config)
-end
-
 -- Work-done progress as Neovim receives it.
 result.progress = {}
 local default_progress_handler = vim.lsp.handlers['$/progress']
@@ -63,10 +54,7 @@ local function run()
   -- Whether the server chose pull for this client (it pushes otherwise).
   result.server_offered_pull = client.server_capabilities.diagnosticProvider ~= nil
 
-  vim.wait(15000, function()
-    return result.backend_connected
-  end, 20)
-  vim.cmd('write') -- runOn = save: the save starts the validation run
+  vim.cmd('write') -- runOn = save: the save starts the validation run, connected or not yet
 
   local function has(severity)
     for _, d in ipairs(vim.diagnostic.get(buf)) do

@@ -77,7 +77,6 @@ def test_emacs_shows_demo_diagnostics(
     result = json.loads(result_file.read_text(encoding="utf-8"))
     assert "error" not in result, f"{result}\n{completed.stderr}"
     assert len(result["servers"]) == 1, result  # acp-lsp alone, started from the shipped config
-    assert result["backend_connected"] is True, result
 
     shown = {(d["line"], d["column"], d["type"]): d["text"] for d in result["diagnostics"]}
     typo, todo = demo_project.typo(), demo_project.todo()

@@ -18,7 +18,7 @@ class Recorder:
 
 async def test_save_runs_at_once() -> None:
     recorder = Recorder()
-    await RunScheduler(recorder.start, recorder.spawn).now("R", "a.py")
+    await RunScheduler(recorder.start, recorder.spawn).now("R", frozenset({"a.py"}))
     assert recorder.runs == [("R", frozenset({"a.py"}))]
 
 

@@ -74,3 +74,24 @@ def test_replace_keeps_what_arrived_after_the_listing_began() -> None:
     store.apply(result("fresh", findings=[finding("b.py", message="f")]))  # an event, meanwhile
     store.replace("R", [], since)
     assert messages(store, A) == [] and messages(store, B) == ["f"]
+
+
+def test_events_replayed_around_a_listing_converge_to_the_newest_result() -> None:
+    """After a (re)connect, events since the initialize are replayed while the
+    listing is taken; in whatever order the two land, the newest result shows."""
+    older = result("lint", findings=[finding("a.py", message="older")], at=1)
+    newer = result("lint", findings=[finding("b.py", message="newer")], at=2)
+    orders = {
+        "replay, then the listing": ([older, newer], [newer]),
+        "the listing, then the replay": ([], [newer]),
+        "a listing taken before the newer event": ([newer], [older]),
+    }
+    for order, (replayed_first, listing) in orders.items():
+        store = DiagnosticsStore()
+        since = store.now()
+        for event in replayed_first:
+            store.apply(event)
+        store.replace("R", listing, since)
+        for event in (older, newer):  # the replay (again), as it may come after
+            store.apply(event)
+        assert (messages(store, A), messages(store, B)) == ([], ["newer"]), order
