@@ -39,8 +39,7 @@ def build_schema() -> dict[str, Any]:
             for op in OPERATIONS.values()
         },
         "events": {
-            method: {"params": refs[(cls, "serialization")]}
-            for method, cls in EVENT_TYPES.items()
+            method: {"params": refs[(cls, "serialization")]} for method, cls in EVENT_TYPES.items()
         },
         "aliases": dict(sorted(ALIASES.items())),
         "errors": {

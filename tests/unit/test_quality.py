@@ -27,6 +27,11 @@ def test_ruff_is_clean() -> None:
     assert result.returncode == 0, result.stdout + result.stderr
 
 
+def test_ruff_format_is_clean() -> None:
+    result = run("ruff", "format", "--check", "--no-cache", ".")
+    assert result.returncode == 0, result.stdout + result.stderr
+
+
 def test_mypy_strict_is_clean() -> None:
     result = run("mypy")
     assert result.returncode == 0, result.stdout + result.stderr

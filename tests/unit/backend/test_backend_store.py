@@ -136,9 +136,7 @@ def test_opening_waits_while_another_process_holds_a_fresh_database(data_dir: Pa
     """Switching to WAL needs an exclusive lock that SQLite does not wait for
     by itself: the store must wait (up to its busy timeout), not fail."""
     data_dir.mkdir(parents=True, exist_ok=True)
-    other = sqlite3.connect(
-        data_dir / DATABASE_NAME, isolation_level=None, check_same_thread=False
-    )
+    other = sqlite3.connect(data_dir / DATABASE_NAME, isolation_level=None, check_same_thread=False)
     other.execute("CREATE TABLE placeholder (x)")  # a fresh, non-WAL database
     other.execute("BEGIN IMMEDIATE")  # mid-write, as another process migrating it
     releaser = threading.Timer(0.3, lambda: other.execute("COMMIT"))
