@@ -97,12 +97,17 @@ def parser() -> argparse.ArgumentParser:
     return parser
 
 
+def tell(message: str) -> None:
+    """A line for the human on stderr; stdout carries only the report."""
+    sys.stderr.write(f"acp-lsp check: {message}\n")
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     args = parser().parse_args(argv)
     try:
         return asyncio.run(check(args, inspect_paths(args.paths)))
     except Unusable as exc:
-        print(f"acp-lsp check: {exc}", file=sys.stderr)
+        tell(str(exc))
         return UNUSABLE
     except KeyboardInterrupt:
         return UNUSABLE
@@ -145,7 +150,7 @@ async def check(args: argparse.Namespace, given: Sequence[Given]) -> int:
     finally:
         await client.aclose()
     lines, failed = collect(results, scopes)
-    print(render(lines, args.format), end="")
+    sys.stdout.write(render(lines, args.format))
     summarise(lines, failed, results)
     return FAILED if failed else OK
 
@@ -168,7 +173,7 @@ async def scopes_for(
                     f"`acp-backend resource add {text}` or rerun with --register"
                 ) from None
             await client.resource_register(path)
-            print(f"acp-lsp check: registered {path}", file=sys.stderr)
+            tell(f"registered {path}")
             answer = await client.resource_resolve(path)
         scope = scopes.setdefault(answer.resource.id, Scope(answer.resource))
         scope.paths.append(path)
@@ -315,8 +320,7 @@ def summarise(lines: Sequence[Line], failed: Sequence[str], results: Sequence[An
         if failed
         else "no required validation failed"
     )
-    print(
-        f"acp-lsp check: {len(results)} validation(s), {counts['error']} error(s), "
-        f"{counts['warning']} warning(s); {verdict}",
-        file=sys.stderr,
+    tell(
+        f"{len(results)} validation(s), {counts['error']} error(s), "
+        f"{counts['warning']} warning(s); {verdict}"
     )
