@@ -25,7 +25,7 @@ from lsprotocol.types import (
 )
 
 from acp_client.models import ValidationResult
-from lsp_server.mapping import to_diagnostic
+from lsp_server.mapping import config_diagnostic, to_diagnostic
 from lsp_server.positions import DiskText, Lines, split_lines
 from lsp_server.roots import Roots
 from lsp_server.store import DiagnosticsStore, FileKey
@@ -92,7 +92,11 @@ class Presenter:
 
     def diagnostics(self, key: FileKey) -> list[Diagnostic]:
         lines = self._lines(key)
-        return [to_diagnostic(mark, lines, self.encoding) for mark in self.store.marks(key)]
+        shown = [to_diagnostic(mark, lines, self.encoding) for mark in self.store.marks(key)]
+        config_error = self.store.config_error(key)
+        if config_error is not None:
+            shown.append(config_diagnostic(config_error, lines, self.encoding))
+        return shown
 
     def publish_params(self, key: FileKey) -> PublishDiagnosticsParams | None:
         uri = self.uri_of(key)

@@ -16,6 +16,10 @@ A finding without a location, and a result without findings that still has
 something to say (a failure, an informational pass), is anchored on the line
 that declares the validation in the resource's ``acp.toml`` (``declared_at``);
 without that, on the first line of ``acp.toml``.
+
+A broken ``acp.toml`` itself (``validation.list``'s ``config_error``; the
+last valid declarations stay in force meanwhile) is one Error where the
+backend locates it, with ``acp.toml`` as its source.
 """
 
 from __future__ import annotations
@@ -32,6 +36,9 @@ from lsp_server.positions import Lines, convert
 log = logging.getLogger(__name__)
 
 DECLARATION_FILE = "acp.toml"
+DECLARATION_TOP = Location(path=DECLARATION_FILE, line=0, character=0)
+CONFIG_SOURCE = DECLARATION_FILE
+"""The ``source`` of the diagnostic that says the declaration file is broken."""
 
 
 def severity_for(mode: ValidationMode, passed: bool) -> DiagnosticSeverity | None:
@@ -42,7 +49,7 @@ def severity_for(mode: ValidationMode, passed: bool) -> DiagnosticSeverity | Non
 
 
 def anchor_of(result: ValidationResult) -> Location:
-    return result.declared_at or Location(path=DECLARATION_FILE, line=0, character=0)
+    return result.declared_at or DECLARATION_TOP
 
 
 class Mark(NamedTuple):
@@ -55,6 +62,22 @@ class Mark(NamedTuple):
     severity: DiagnosticSeverity
     code: str | None = None
     anchored: bool = False  # True: shown on the declaration, not where it happened
+
+
+class ConfigMark(NamedTuple):
+    """The backend's complaint about a resource's ``acp.toml``."""
+
+    location: Location
+    message: str
+    code: str | None
+    anchored: bool  # True: it named no usable place, so it shows on the first line
+
+
+def config_mark(error: Finding) -> ConfigMark:
+    location = error.location
+    if location is not None and inside(location.path):
+        return ConfigMark(location, error.message, error.code, anchored=False)
+    return ConfigMark(DECLARATION_TOP, error.message, error.code, anchored=True)
 
 
 def inside(relative: str) -> bool:
@@ -102,20 +125,9 @@ def to_diagnostic(
     mark: Mark, lines: Lines | None, encoding: PositionEncodingKind | str
 ) -> Diagnostic:
     """The LSP diagnostic for ``mark``, columns converted against ``lines``."""
-    loc = mark.location
-    end_line = loc.end_line if loc.end_line is not None else loc.line
-    if loc.end_character is not None:
-        end_character = loc.end_character
-    elif mark.anchored and lines is not None and loc.line < len(lines):
-        end_character = len(lines[loc.line])  # the whole declaring line
-    else:
-        end_character = loc.character + 1  # a point: one character wide
     result = mark.result
     return Diagnostic(
-        range=Range(
-            start=Position(loc.line, convert(lines, loc.line, loc.character, encoding)),
-            end=Position(end_line, convert(lines, end_line, end_character, encoding)),
-        ),
+        range=_range(mark.location, mark.anchored, lines, encoding),
         message=mark.message,
         severity=mark.severity,
         source=result.validation,
@@ -127,4 +139,32 @@ def to_diagnostic(
             "resource_id": result.resource_id,
             "validation": result.validation,
         },
+    )
+
+
+def config_diagnostic(
+    mark: ConfigMark, lines: Lines | None, encoding: PositionEncodingKind | str
+) -> Diagnostic:
+    return Diagnostic(
+        range=_range(mark.location, mark.anchored, lines, encoding),
+        message=mark.message,
+        severity=DiagnosticSeverity.Error,
+        source=CONFIG_SOURCE,
+        code=mark.code,
+    )
+
+
+def _range(
+    loc: Location, anchored: bool, lines: Lines | None, encoding: PositionEncodingKind | str
+) -> Range:
+    end_line = loc.end_line if loc.end_line is not None else loc.line
+    if loc.end_character is not None:
+        end_character = loc.end_character
+    elif anchored and lines is not None and loc.line < len(lines):
+        end_character = len(lines[loc.line])  # the whole line it is anchored on
+    else:
+        end_character = loc.character + 1  # a point: one character wide
+    return Range(
+        start=Position(loc.line, convert(lines, loc.line, loc.character, encoding)),
+        end=Position(end_line, convert(lines, end_line, end_character, encoding)),
     )

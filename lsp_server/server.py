@@ -33,6 +33,7 @@ from acp_client.paths import is_within
 from lsp_server import __version__
 from lsp_server.backend import BackendLink, Backoff, Connector
 from lsp_server.diagnostics import OpenDocument, Presenter
+from lsp_server.mapping import DECLARATION_FILE
 from lsp_server.progress import RunProgress
 from lsp_server.publisher import CoalescingPublisher
 from lsp_server.roots import Placement, Roots, file_path
@@ -288,10 +289,15 @@ class AcpLanguageServer(LanguageServer):
         await self._run_placed()
 
     async def fill(self, client: AcpClient, resource: Resource) -> None:
-        """Replace a resource's diagnostics with the backend's latest results."""
+        """Replace a resource's diagnostics with the backend's latest results
+        and the current state of its ``acp.toml``."""
         if resource.id not in self._in_play:
             self._in_play.add(resource.id)
             self.log_to_client(f"ACP resource in play: {resource.name} ({resource.root})")
+        await self._fill_results(client, resource)
+        await self._check_config(client, resource)
+
+    async def _fill_results(self, client: AcpClient, resource: Resource) -> None:
         results: list[ValidationResult] = []
         cursor: str | None = None
         since = self.store.now()
@@ -309,6 +315,17 @@ class AcpLanguageServer(LanguageServer):
             return
         self._filled.add(resource.id)
         self.presenter.changed(self.store.replace(resource.id, results, since))
+
+    async def _check_config(self, client: AcpClient, resource: Resource) -> None:
+        """Show the error of a broken ``acp.toml``, or clear it once fixed:
+        the backend keeps the last valid declarations in force and says so
+        only when asked (``validation.list``)."""
+        try:
+            listed = await client.validation_list(resource.id)
+        except (RemoteError, ServerFault) as exc:
+            log.warning("cannot list the validations of %s: %s", resource.name, exc)
+            return
+        self.presenter.changed(self.store.set_config_error(resource.id, listed.config_error))
 
     def folder_paths(self) -> list[str]:
         uris = list(self.workspace.folders) or (
@@ -381,13 +398,19 @@ class AcpLanguageServer(LanguageServer):
             self._runs.later(placement.resource.id, placement.logical_path, delay)
 
     async def document_saved(self, uri: str) -> None:
-        if self.settings.run_on is not RunOn.SAVE:
-            return
+        run = self.settings.run_on is RunOn.SAVE
         placement = await self._placement(uri)
         if placement is None:
-            self._run_when_placed.add(uri)  # e.g. saved before the backend connected
-        else:
-            await self._runs.now(placement.resource.id, frozenset({placement.logical_path}))
+            if run:
+                self._run_when_placed.add(uri)  # e.g. saved before the backend connected
+            return
+        work: list[Coroutine[Any, Any, object]] = []
+        client = self.link.client
+        if placement.logical_path == DECLARATION_FILE and client is not None:
+            work.append(self._guarded(self._check_config(client, placement.resource)))
+        if run:
+            work.append(self._runs.now(placement.resource.id, frozenset({placement.logical_path})))
+        await asyncio.gather(*work)  # the check does not wait for the run
 
     async def _run_placed(self) -> None:
         """The runs that saves and edits asked for before their documents

@@ -4,14 +4,16 @@ Keyed by file (resource id, path relative to its root), then by validation:
 a new result for a validation replaces only that validation's marks, in
 every file it had touched, so several validations on one file merge. Every
 change bumps the file's version, which the pull path hands out as result id.
+Beside the validations' marks, each resource has at most one error of its
+``acp.toml``, kept apart so that no validation name can stand for it.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable
 
-from acp_client.models import ResultOutcome, ValidationResult
-from lsp_server.mapping import Mark, marks_for
+from acp_client.models import Finding, ResultOutcome, ValidationResult
+from lsp_server.mapping import ConfigMark, Mark, config_mark, marks_for
 
 FileKey = tuple[str, str]
 """(resource id, POSIX path relative to the resource root)."""
@@ -23,6 +25,7 @@ class DiagnosticsStore:
         self._latest: dict[tuple[str, str], ValidationResult] = {}
         self._applied: dict[tuple[str, str], int] = {}  # when each slot's result came in
         self._files_of: dict[tuple[str, str], set[FileKey]] = {}
+        self._config_errors: dict[str, ConfigMark] = {}  # by resource id
         self._versions: dict[FileKey, int] = {}
         self._clock = 0
 
@@ -83,21 +86,42 @@ class DiagnosticsStore:
         self._bump(changed)
         return changed
 
+    def set_config_error(self, resource_id: str, error: Finding | None) -> set[FileKey]:
+        """The resource's ``acp.toml`` error as the backend reports it now
+        (None: the file is fine); return the files whose diagnostics changed."""
+        before = self._config_errors.pop(resource_id, None)
+        after = None if error is None else config_mark(error)
+        if after is not None:
+            self._config_errors[resource_id] = after
+        if after == before:
+            return set()
+        changed = {(resource_id, mark.location.path) for mark in (before, after) if mark}
+        self._bump(changed)
+        return changed
+
+    def config_error(self, key: FileKey) -> ConfigMark | None:
+        """The resource's ``acp.toml`` error, if it is shown on this file."""
+        mark = self._config_errors.get(key[0])
+        return mark if mark is not None and mark.location.path == key[1] else None
+
     def clear_file(self, key: FileKey) -> bool:
         """Forget every mark on one file (``clearOnEdit``); True if any was shown."""
-        by_validation = self._marks.pop(key, None)
-        if not by_validation:
-            return False
+        by_validation = self._marks.pop(key, {})
         for validation in by_validation:
             files = self._files_of.get((key[0], validation))
             if files is not None:
                 files.discard(key)
+        had_config_error = self.config_error(key) is not None
+        if had_config_error:
+            del self._config_errors[key[0]]
+        if not by_validation and not had_config_error:
+            return False
         self._bump({key})
         return True
 
     def forget_resource(self, resource_id: str) -> set[FileKey]:
-        """Drop a resource's results (unregistered, or about to be refilled)."""
-        return self.replace(resource_id, ())
+        """Drop a resource's results and ``acp.toml`` error (unregistered)."""
+        return self.replace(resource_id, ()) | self.set_config_error(resource_id, None)
 
     def marks(self, key: FileKey) -> list[Mark]:
         by_validation = self._marks.get(key, {})

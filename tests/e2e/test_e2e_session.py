@@ -163,7 +163,8 @@ async def test_the_diagnostics_path_never_mutates(
         )
     await wait_for(lambda: "validation.run" in {c["method"] for c in recorded_calls(data_dir)})
     methods = {call["method"] for call in recorded_calls(data_dir)}
-    assert {"resource.resolve", "validation.list_results", "validation.run"} <= methods
+    expected = {"resource.resolve", "validation.list_results", "validation.list", "validation.run"}
+    assert expected <= methods
     mutating = {m for m in methods if OPERATIONS[canonical_method(m)].mutates}
     assert mutating == set(), f"the diagnostics path called {mutating}"
 

@@ -3,7 +3,13 @@ from lsprotocol.types import DiagnosticSeverity as Sev
 from lsprotocol.types import PositionEncodingKind as Enc
 
 from acp_client.models import Finding, Location, ValidationMode
-from lsp_server.mapping import marks_for, severity_for, to_diagnostic
+from lsp_server.mapping import (
+    config_diagnostic,
+    config_mark,
+    marks_for,
+    severity_for,
+    to_diagnostic,
+)
 from tests.unit.lsp.lsp_factories import finding, result
 
 REQ, INFO = ValidationMode.REQUIRED, ValidationMode.INFORMATIONAL
@@ -76,3 +82,20 @@ def test_findings_escaping_the_resource_are_dropped() -> None:
     escaping = [finding("../other/x.py"), finding("/etc/passwd"), finding("ok/../../x.py")]
     marks = marks_for(result(findings=[*escaping, finding("src/fine.py")]))
     assert list(marks) == ["src/fine.py"]
+
+
+def test_a_broken_acp_toml_is_an_error_where_the_backend_locates_it() -> None:
+    error = finding("acp.toml", 2, 0, "acp.toml:3: validations[1].mode: bad")
+    diagnostic = config_diagnostic(config_mark(error), ["", "", "mode = 3"], Enc.Utf16)
+    assert (diagnostic.severity, diagnostic.source) == (Sev.Error, "acp.toml")
+    assert diagnostic.message == "acp.toml:3: validations[1].mode: bad"
+    assert (diagnostic.range.start.line, diagnostic.range.start.character) == (2, 0)
+    assert diagnostic.range.end.character == 1  # a point, like any finding
+
+
+@pytest.mark.parametrize("error", [Finding(message="unreadable"), finding("../acp.toml")])
+def test_an_acp_toml_error_without_a_place_inside_shows_on_its_first_line(error: Finding) -> None:
+    mark = config_mark(error)
+    assert mark.anchored and (mark.location.path, mark.location.line) == ("acp.toml", 0)
+    diagnostic = config_diagnostic(mark, ["[[validations]]"], Enc.Utf16)
+    assert diagnostic.range.end.character == len("[[validations]]")

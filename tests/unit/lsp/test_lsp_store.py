@@ -3,6 +3,7 @@ from lsp_server.store import DiagnosticsStore
 from tests.unit.lsp.lsp_factories import finding, result
 
 A, B = ("R", "a.py"), ("R", "b.py")
+TOML = ("R", "acp.toml")
 
 
 def messages(store: DiagnosticsStore, key: tuple[str, str]) -> list[str]:
@@ -95,3 +96,28 @@ def test_events_replayed_around_a_listing_converge_to_the_newest_result() -> Non
         for event in (older, newer):  # the replay (again), as it may come after
             store.apply(event)
         assert (messages(store, A), messages(store, B)) == ([], ["newer"]), order
+
+
+def test_the_acp_toml_error_merges_with_validations_and_is_replaced_or_cleared() -> None:
+    store = DiagnosticsStore()
+    # A validation may be named "acp.toml" too: it is not the file's error.
+    store.apply(result("acp.toml", findings=[finding("acp.toml", message="declared")]))
+    assert store.set_config_error("R", finding("acp.toml", 3, message="bad")) == {TOML}
+    first = store.version(TOML)
+    assert store.set_config_error("R", finding("acp.toml", 3, message="bad")) == set()
+    assert store.version(TOML) == first  # the same error again: nothing to send
+    store.set_config_error("R", finding("acp.toml", 5, message="worse"))
+    error = store.config_error(TOML)
+    assert error is not None and (error.message, error.location.line) == ("worse", 5)
+    assert store.config_error(A) is None and messages(store, TOML) == ["declared"]
+    store.replace("R", [])  # a refill that lists no results keeps the file's error
+    assert store.config_error(TOML) is not None
+    assert store.set_config_error("R", None) == {TOML} and store.config_error(TOML) is None
+
+
+def test_clear_file_and_forget_resource_drop_the_acp_toml_error() -> None:
+    store = DiagnosticsStore()
+    store.set_config_error("R", finding("acp.toml", message="bad"))
+    assert store.clear_file(TOML) and store.config_error(TOML) is None
+    store.set_config_error("R", finding("acp.toml", message="bad"))
+    assert store.forget_resource("R") == {TOML} and store.config_error(TOML) is None

@@ -1,0 +1,91 @@
+"""A broken ``acp.toml`` shows as an Error on its offending line, for push
+and pull clients; saving the fix clears it, whatever ``runOn`` is; the
+declarations in force before the break still run."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+from lsprotocol import types
+from lsprotocol.types import DiagnosticSeverity as Sev
+
+from tests.e2e.lsp_harness import PULL, Backend, Session, Starter, connected, project, uri, wait_for
+
+FAILING = "print('2 tests failed'); raise SystemExit(1)"
+VALID = "\n".join(
+    [
+        "[[validations]]",
+        'name = "tests"',
+        'mode = "required"',
+        f"command = [{sys.executable!r}, '-c', {FAILING!r}]",
+        "",
+    ]
+)
+BROKEN = VALID + '[[validations]]\nname = "lint"\nmode = 3\n'
+BROKEN_LINE = 6  # 0-based: `mode = 3`
+COMPLAINT = "acp.toml:7: validations[2].mode: Input should be 'required' or 'informational'"
+
+
+def config_errors(shown: list[types.Diagnostic]) -> list[types.Diagnostic]:
+    return [d for d in shown if d.source == "acp.toml"]
+
+
+def save(session: Session, path: Path, text: str, version: int) -> None:
+    """What an editor does: the buffer changes, the file is written, didSave."""
+    session.change(path, text, version)
+    path.write_text(text, encoding="utf-8")
+    session.client.text_document_did_save(
+        types.DidSaveTextDocumentParams(types.TextDocumentIdentifier(uri(path)))
+    )
+
+
+@pytest.mark.parametrize(
+    ("profile", "mode"), [("visual-studio-code", "local"), (PULL, "local"), (PULL, "server")]
+)
+async def test_a_broken_acp_toml_shows_on_its_line_at_startup(
+    tmp_path: Path, backend: Backend, lsp: Starter, profile: str, mode: str
+) -> None:
+    root = project(tmp_path / "app", {"acp.toml": BROKEN})
+    await backend.register(root)
+    session = await lsp(profile, [root], mode=mode)
+    (shown,) = await session.wait_diagnostics(root / "acp.toml", lambda d: len(d) == 1)
+    assert (shown.source, shown.severity) == ("acp.toml", Sev.Error)
+    assert shown.range.start == types.Position(BROKEN_LINE, 0)
+    assert shown.message.endswith(COMPLAINT)
+
+
+@pytest.mark.parametrize("profile", ["neovim@v0.11", PULL])
+async def test_saving_the_fix_clears_it_and_breaking_it_again_shows_it(
+    tmp_path: Path, backend: Backend, lsp: Starter, profile: str
+) -> None:
+    root = project(tmp_path / "app", {"acp.toml": BROKEN})
+    await backend.register(root)
+    session = await lsp(profile, [root], options={"runOn": "manual"})
+    toml = root / "acp.toml"
+    await session.wait_diagnostics(toml, lambda d: len(config_errors(d)) == 1)
+    session.open(toml, language="toml")
+    save(session, toml, VALID, 2)
+    await session.wait_diagnostics(toml, lambda d: d == [])
+    save(session, toml, BROKEN.replace("mode = 3", "mode = 4"), 3)
+    (shown,) = await session.wait_diagnostics(toml, lambda d: len(d) == 1)
+    assert shown.source == "acp.toml" and shown.range.start.line == BROKEN_LINE
+    assert shown.message.endswith(COMPLAINT)
+
+
+async def test_the_declarations_before_the_break_still_run(
+    tmp_path: Path, backend: Backend, lsp: Starter
+) -> None:
+    root = project(tmp_path / "app", {"acp.toml": VALID})
+    await backend.register(root)
+    session = await lsp("visual-studio-code", [root])  # runOn: save
+    await wait_for(lambda: connected(session.client))  # its backend has read the valid file
+    toml = root / "acp.toml"
+    session.open(toml, language="toml")
+    save(session, toml, BROKEN, 2)
+    shown = await session.wait_diagnostics(toml, lambda d: len(d) == 2)
+    by_source = {d.source: d for d in shown}
+    assert by_source["acp.toml"].range.start.line == BROKEN_LINE
+    tests = by_source["tests"]  # the run the save started, of the last valid declarations
+    assert tests.severity == Sev.Error and "2 tests failed" in tests.message
