@@ -11,9 +11,24 @@ from __future__ import annotations
 
 from datetime import datetime
 from enum import StrEnum
-from typing import Literal
+from typing import Annotated, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field
+
+MAX_POSITION = 2**31 - 1
+"""The largest line or character LSP can carry (its ``uinteger`` is 2^31 - 1)."""
+
+
+def _clamp_position(value: object) -> object:
+    """Clamp an integer position into ``0..MAX_POSITION``: one absurd number
+    from a tool must not make a whole result unreadable (or unpublishable)."""
+    if isinstance(value, int) and not isinstance(value, bool):
+        return min(max(value, 0), MAX_POSITION)
+    return value
+
+
+Position = Annotated[int, BeforeValidator(_clamp_position), Field(ge=0, le=MAX_POSITION)]
+"""A 0-based line, or a character offset in code points; out-of-range values are clamped."""
 
 
 class Model(BaseModel):
@@ -51,10 +66,31 @@ class Location(Model):
     """A range in a file of a resource. Ends are optional (a point finding)."""
 
     path: str = Field(description="POSIX path relative to the resource root.")
-    line: int = Field(ge=0)
-    character: int = Field(ge=0, description="Offset in Unicode code points.")
-    end_line: int | None = Field(default=None, ge=0)
-    end_character: int | None = Field(default=None, ge=0)
+    line: Position
+    character: Position = Field(description="Offset in Unicode code points.")
+    end_line: Position | None = None
+    end_character: Position | None = None
+
+
+class TextEdit(Model):
+    """Replace the text of a range in one file of the resource (code points)."""
+
+    location: Location = Field(description="The range to replace; a point range inserts.")
+    new_text: str
+
+
+class FindingFix(Model):
+    """A fix the tool itself proposed for a finding (SARIF ``fixes``, ruff's)."""
+
+    description: str = ""
+    edits: tuple[TextEdit, ...]
+
+
+class RelatedLocation(Model):
+    """Another place that explains a finding (SARIF ``relatedLocations``, code flows)."""
+
+    location: Location
+    message: str = ""
 
 
 class Finding(Model):
@@ -63,6 +99,14 @@ class Finding(Model):
     code: str | None = None
     severity: SeverityHint | None = Field(
         default=None, description="The tool's own opinion; the mode decides the LSP severity."
+    )
+    rule_description: str | None = Field(
+        default=None, description="What the rule checks (SARIF ``shortDescription``)."
+    )
+    help_uri: str | None = Field(default=None, description="Where the rule is documented.")
+    related: tuple[RelatedLocation, ...] = ()
+    fixes: tuple[FindingFix, ...] = Field(
+        default=(), description="Fixes the tool proposed; each can become a one-finding plan."
     )
 
 
