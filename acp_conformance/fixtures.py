@@ -1,0 +1,65 @@
+"""Fixtures of the suites; registered by the plugin only when a suite runs."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from acp_conformance.kit import Kit
+from acp_conformance.options import KitOptions
+from acp_conformance.plugin import OPTIONS
+from acp_conformance.scratch import ScratchUnavailable, prepare, release
+from acp_conformance.wire import HttpWire, LocalWire, Wire
+
+
+@pytest.fixture(scope="session")
+def kit_options(pytestconfig: pytest.Config) -> KitOptions:
+    return pytestconfig.stash[OPTIONS]
+
+
+@pytest.fixture(scope="session")
+def kit(kit_options: KitOptions, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Kit]:
+    """The backend's wire, initialised, with the scratch resource in place."""
+    runner = asyncio.Runner()
+    data_dir = kit_options.data_dir or tmp_path_factory.mktemp("acp-data")
+    wire: Wire = (
+        LocalWire(kit_options.facade, data_dir)
+        if kit_options.local
+        else HttpWire(kit_options.acp, kit_options.token_file, kit_options.timeout)
+    )
+    try:
+        answer = runner.run(wire.call("acp.initialize", {"client_name": "acp-conformance"}))
+        if "result" not in answer:
+            pytest.fail(f"acp.initialize was refused: {answer.get('error')}", pytrace=False)
+        served = answer["result"].get("operations") or []
+        folder: Path = tmp_path_factory.mktemp("scratch")
+        try:
+            scratch, root = runner.run(prepare(wire, folder, kit_options.resource))
+        except ScratchUnavailable as exc:
+            pytest.fail(str(exc), pytrace=False)
+        kit = Kit(
+            kit_options,
+            runner,
+            wire,
+            data_dir,
+            scratch,
+            root,
+            frozenset(served),
+            answer["result"].get("last_event_id") or 0,
+        )
+        yield kit
+        runner.run(release(wire, scratch))
+    finally:
+        runner.run(wire.aclose())
+        runner.close()
+
+
+@pytest.fixture
+def http(kit: Kit) -> HttpWire:
+    """The HTTP wire; checks of HTTP-only behaviour skip on an in-process backend."""
+    if kit.http is None:
+        pytest.skip("an in-process backend has no HTTP endpoint (run with --acp URL)")
+    return kit.http
