@@ -100,15 +100,16 @@ class KitClient(LanguageClient):
         connection = asyncio.create_task(
             run_async(
                 stop_event=self._stop_event,
-                reader=self.recorder,  # type: ignore[arg-type]
+                reader=self.recorder,
                 protocol=self.protocol,
                 logger=log,
                 error_handler=self.report_server_error,
             )
         )
         self._server = server
+        exited = self._server_exit()  # type: ignore[no-untyped-call]
         self._async_tasks.extend(
-            [connection, asyncio.create_task(self._server_exit()), asyncio.create_task(self._err())]
+            [connection, asyncio.create_task(exited), asyncio.create_task(self._err())]
         )
 
     async def _err(self) -> None:
@@ -184,6 +185,15 @@ class Session:
                 raise AssertionError(f"{what} not shown on {path.name} in time; shown: {brief}")
             await asyncio.sleep(0.1)
 
+    async def wait_until(self, probe: Callable[[], T], what: str) -> T:
+        """``probe()`` once it is truthy, else its last value after the timeout."""
+        deadline = time.monotonic() + self.timeout
+        while True:
+            value = probe()
+            if value or time.monotonic() > deadline:
+                return value
+            await asyncio.sleep(0.1)
+
     def open(self, path: Path, language: str) -> None:
         self.client.text_document_did_open(
             types.DidOpenTextDocumentParams(
@@ -220,7 +230,7 @@ class Session:
 
     async def stop(self) -> None:
         with contextlib.suppress(Exception):
-            await self.client.stop()
+            await self.client.stop()  # type: ignore[no-untyped-call]
 
 
 def _recording(session_requests: list[tuple[str, Any]], name: str, answer: object) -> Any:
@@ -234,10 +244,10 @@ def _recording(session_requests: list[tuple[str, Any]], name: str, answer: objec
 async def start(
     argv: Sequence[str],
     profile: Profile,
-    runner_timeout: float,
+    *,
+    timeout_s: float,
     folders: Sequence[Path],
     root: Path,
-    cwd: Path,
 ) -> tuple[KitClient, list[tuple[str, Any]], types.InitializeResult]:
     """Start ``argv``, initialise it as ``profile`` would, open nothing yet."""
     client = KitClient(converter_factory=default_converter)
@@ -252,7 +262,7 @@ async def start(
             ),
         },
     )
-    await client.start_io(argv[0], *argv[1:], cwd=str(cwd))
+    await client.start_io(argv[0], *argv[1:], cwd=str(root))
     params = types.InitializeParams(
         capabilities=profile.capabilities,
         client_info=types.ClientInfo(name=f"acp-conformance ({profile.name})"),
@@ -263,12 +273,12 @@ async def start(
         else None,
     )
     try:
-        answer = await asyncio.wait_for(client.initialize_session(params), runner_timeout)
+        answer = await asyncio.wait_for(client.initialize_session(params), timeout_s)
     except TimeoutError:
         recorder = client.recorder
         noise = frame_problems(bytes(recorder.data)) if recorder else []
-        await client.stop()
+        await client.stop()  # type: ignore[no-untyped-call]
         raise AssertionError(
-            f"initialize not answered in {runner_timeout:g} s; stdout: {noise or 'nothing'}"
+            f"initialize not answered in {timeout_s:g} s; stdout: {noise or 'nothing'}"
         ) from None
     return client, requests, answer

@@ -11,7 +11,7 @@ from __future__ import annotations
 import asyncio
 import json
 import warnings
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -50,7 +50,13 @@ def session(
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always", LspSpecificationWarning)
         client, requests, answer = kit.run(
-            start(argv, profile, kit.options.timeout, [root, unregistered], root, root)
+            start(
+                argv,
+                profile,
+                timeout_s=kit.options.timeout,
+                folders=[root, unregistered],
+                root=root,
+            )
         )
     session = Session(
         client,
@@ -96,12 +102,14 @@ def of(diagnostics: list[types.Diagnostic], validation: str) -> list[types.Diagn
     return [d for d in diagnostics if d.source == validation or validation in d.message]
 
 
-def shows(validation: str, severity: SEVERITY):  # type: ignore[no-untyped-def]
+def shows(validation: str, severity: SEVERITY) -> Callable[[list[types.Diagnostic]], bool]:
     return lambda shown: any(d.severity == severity for d in of(shown, validation))
 
 
 def brief(diagnostics: list[types.Diagnostic]) -> list[tuple[object, ...]]:
-    return [(d.source, d.severity, d.range.start.line, d.range.start.character) for d in diagnostics]
+    return [
+        (d.source, d.severity, d.range.start.line, d.range.start.character) for d in diagnostics
+    ]
 
 
 def test_initialize(session: Session) -> None:
@@ -158,7 +166,9 @@ def test_severity_table(session: Session) -> None:
     shown = session.run(
         session.wait_shown(
             sample,
-            lambda s: shows(REQUIRED, SEVERITY.Error)(s) and shows(INFORMATIONAL, SEVERITY.Warning)(s),
+            lambda s: (
+                shows(REQUIRED, SEVERITY.Error)(s) and shows(INFORMATIONAL, SEVERITY.Warning)(s)
+            ),
             "conf-required as Error and conf-informational as Warning",
         )
     )
@@ -210,16 +220,10 @@ def test_unregistered_folder(session: Session) -> None:
     if folder is None:
         pytest.skip(f"{session.profile.name} sends no workspace folders")
 
-    async def said() -> list[str]:
-        async with asyncio.timeout(session.timeout):
-            while not (found := [m for m in session.said() if str(folder) in m]):
-                await asyncio.sleep(0.1)
-        return found
-
-    try:
-        found = session.run(said())
-    except TimeoutError:
-        raise AssertionError(f"nothing said about {folder}; said: {session.said()}") from None
+    found = session.run(
+        session.wait_until(lambda: [m for m in session.said() if str(folder) in m], "a message")
+    )
+    assert found, f"nothing said about {folder}; said: {session.said()}"
     assert len(found) == 1, f"said {len(found)} times: {found}"
 
 
@@ -230,9 +234,12 @@ def test_hover(session: Session) -> None:
     line, text, begin, _ = target(session.root, REQUIRED)
     position = types.Position(line, units(text[:begin], session.encoding))
     document = types.TextDocumentIdentifier(path_to_uri(str(session.root / SAMPLE)))
-    hover = session.run(session.client.text_document_hover_async(types.HoverParams(document, position)))
+    hover = session.run(
+        session.client.text_document_hover_async(types.HoverParams(document, position))
+    )
     assert hover is not None, "no hover on a finding"
-    contents = json.dumps(default_converter().unstructure(hover.contents))
+    converter = default_converter()  # type: ignore[no-untyped-call]
+    contents = json.dumps(converter.unstructure(hover.contents))
     assert "required fails" in contents or REQUIRED in contents, f"hover says {contents:.200}"
 
 
@@ -250,14 +257,17 @@ def test_code_actions(session: Session) -> None:
         types.CodeActionContext(diagnostics=[diagnostic]),
     )
     actions = session.run(session.client.text_document_code_action_async(params)) or []
-    advertised = set(caps.execute_command_provider.commands if caps.execute_command_provider else ())
-    used = [
-        (a.command if isinstance(a, types.Command) else a.command).command
-        for a in actions
-        if isinstance(a, types.Command) or a.command is not None
-    ]
-    unknown = [c for c in used if c not in advertised]
+    provider = caps.execute_command_provider
+    advertised = set(provider.commands if provider is not None else ())
+    used = [command_of(action) for action in actions]
+    unknown = [c for c in used if c is not None and c not in advertised]
     assert not unknown, f"commands not in executeCommandProvider: {unknown}"
+
+
+def command_of(action: types.Command | types.CodeAction) -> str | None:
+    if isinstance(action, types.Command):
+        return action.command
+    return action.command.command if action.command is not None else None
 
 
 def test_workspace_symbols(session: Session, kit: Kit) -> None:

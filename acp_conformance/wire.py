@@ -11,9 +11,9 @@ import asyncio
 import contextlib
 import itertools
 import json
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncGenerator, AsyncIterator, Callable
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any, Protocol, cast
 
 import httpx
 
@@ -64,7 +64,8 @@ class LocalWire:
         return jsonrpc.success(request_id, _json(result))
 
     async def events(self, after: int | None) -> AsyncIterator[Message]:
-        async with contextlib.aclosing(self.facade.subscribe(after)) as stream:
+        subscription = cast(AsyncGenerator[Message, None], self.facade.subscribe(after))
+        async with contextlib.aclosing(subscription) as stream:
             async for message in stream:
                 yield _json(message)
 
@@ -167,12 +168,12 @@ async def collect(
     wire: Wire,
     after: int | None,
     done: Callable[[list[Message]], bool],
-    timeout: float,
+    timeout_s: float,
 ) -> list[Message]:
-    """Events after ``after`` until ``done(events)`` or ``timeout`` (then what came)."""
+    """Events after ``after`` until ``done(events)`` or ``timeout_s`` (then what came)."""
     seen: list[Message] = []
     with contextlib.suppress(TimeoutError):
-        async with asyncio.timeout(timeout):
+        async with asyncio.timeout(timeout_s):
             async with contextlib.aclosing(wire.events(after)) as stream:  # type: ignore[type-var]
                 async for message in stream:
                     seen.append(message)
