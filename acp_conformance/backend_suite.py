@@ -256,7 +256,7 @@ def test_resume_without_gap_or_duplicate(kit: Kit, run_events: tuple[str, list[M
 def test_stream_reset_unknown_position(kit: Kit, run_events: tuple[str, list[Message]]) -> None:
     """Asked to resume after an id the log never had, the stream starts with stream.reset."""
     newest = max(i for i in (event_id(e) for e in run_events[1]) if isinstance(i, int))
-    first = kit.run(collect(kit.wire, newest + 1000, lambda seen: True, 5.0))
+    first = kit.run(collect(kit.wire, newest + 1000, lambda seen: True, kit.options.timeout))
     assert first, f"nothing came after Last-Event-ID {newest + 1000}: expected stream.reset"
     _check_reset(first[0])
     assert first[0]["params"]["event_id"] < newest + 1000, "stream.reset continues after the id"
@@ -264,7 +264,7 @@ def test_stream_reset_unknown_position(kit: Kit, run_events: tuple[str, list[Mes
 
 def test_stream_reset_when_trimmed(kit: Kit, run_events: tuple[str, list[Message]]) -> None:
     """Resuming from before the retained log starts with stream.reset, then no gap."""
-    seen = kit.run(collect(kit.wire, 0, lambda seen: len(seen) >= 2, 3.0))
+    seen = kit.run(collect(kit.wire, 0, lambda seen: len(seen) >= 2, kit.options.timeout))
     if not seen:
         pytest.skip("the event log is empty")
     first = seen[0]

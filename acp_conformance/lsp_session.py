@@ -181,7 +181,7 @@ class Session:
             if condition(shown):
                 return shown
             if time.monotonic() > deadline:
-                brief = [(d.source, d.severity, d.range.start.line, d.message) for d in shown]
+                brief = [f"{d.source} {d.range.start.line}: {d.message}" for d in shown]
                 raise AssertionError(f"{what} not shown on {path.name} in time; shown: {brief}")
             await asyncio.sleep(0.1)
 

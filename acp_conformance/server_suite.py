@@ -11,7 +11,7 @@ from __future__ import annotations
 import asyncio
 import json
 import warnings
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -102,13 +102,14 @@ def of(diagnostics: list[types.Diagnostic], validation: str) -> list[types.Diagn
     return [d for d in diagnostics if d.source == validation or validation in d.message]
 
 
-def shows(validation: str, severity: SEVERITY) -> Callable[[list[types.Diagnostic]], bool]:
-    return lambda shown: any(d.severity == severity for d in of(shown, validation))
+def severity_name(severity: SEVERITY | None) -> str:
+    return "no severity" if severity is None else SEVERITY(severity).name
 
 
-def brief(diagnostics: list[types.Diagnostic]) -> list[tuple[object, ...]]:
+def brief(diagnostics: list[types.Diagnostic]) -> list[str]:
     return [
-        (d.source, d.severity, d.range.start.line, d.range.start.character) for d in diagnostics
+        f"{d.source} {severity_name(d.severity)} {d.range.start.line}:{d.range.start.character}"
+        for d in diagnostics
     ]
 
 
@@ -163,27 +164,21 @@ def test_push_or_pull(session: Session) -> None:
 def test_severity_table(session: Session) -> None:
     """required failed: Error; informational failed: Warning; informational passed: Hint."""
     sample, toml = session.root / SAMPLE, session.root / "acp.toml"
+    expected = {REQUIRED: SEVERITY.Error, INFORMATIONAL: SEVERITY.Warning}
     shown = session.run(
         session.wait_shown(
-            sample,
-            lambda s: (
-                shows(REQUIRED, SEVERITY.Error)(s) and shows(INFORMATIONAL, SEVERITY.Warning)(s)
-            ),
-            "conf-required as Error and conf-informational as Warning",
+            sample, lambda s: all(of(s, name) for name in expected), f"{', '.join(expected)}"
         )
     )
+    hints = session.run(session.wait_shown(toml, lambda s: bool(of(s, PASSING)), PASSING))
+    expected[PASSING] = SEVERITY.Hint
     wrong = [
-        d
-        for validation, severity in ((REQUIRED, SEVERITY.Error), (INFORMATIONAL, SEVERITY.Warning))
-        for d in of(shown, validation)
-        if d.severity != severity
+        f"{name} shown as {severity_name(d.severity)}, expected {expected[name].name}"
+        for name in expected
+        for d in of(shown if name != PASSING else hints, name)
+        if d.severity != expected[name]
     ]
-    assert not wrong, f"wrong severities: {brief(wrong)}"
-    hints = session.run(
-        session.wait_shown(toml, shows(PASSING, SEVERITY.Hint), "conf-passing as Hint")
-    )
-    wrong = [d for d in of(hints, PASSING) if d.severity != SEVERITY.Hint]
-    assert not wrong, f"a passed informational result shown as {brief(wrong)}"
+    assert not wrong, "; ".join(wrong)
 
 
 @pytest.mark.parametrize("validation", [REQUIRED, INFORMATIONAL, TOGGLE])
