@@ -35,9 +35,10 @@ def kit(kit_options: KitOptions, tmp_path_factory: pytest.TempPathFactory) -> It
         if "result" not in answer:
             pytest.fail(f"acp.initialize was refused: {answer.get('error')}", pytrace=False)
         served = answer["result"].get("operations") or []
-        folder: Path = tmp_path_factory.mktemp("scratch")
+        parent: Path = kit_options.scratch_dir or tmp_path_factory.mktemp("scratch")
+        prepared, python = kit_options.resource, kit_options.scratch_python
         try:
-            scratch, root = runner.run(prepare(wire, folder, kit_options.resource))
+            scratch, root = runner.run(prepare(wire, parent, prepared, python))
         except ScratchUnavailable as exc:
             pytest.fail(str(exc), pytrace=False)
         kit = Kit(

@@ -23,6 +23,8 @@ class KitOptions:
     facade: str
     data_dir: Path | None
     resource: str | None
+    scratch_dir: Path | None
+    scratch_python: str | None
     server_command: tuple[str, ...]
     report: Path | None
     timeout: float
@@ -77,6 +79,18 @@ def add_options(parser: pytest.Parser) -> None:
         "backends that do not let the kit register a folder",
     )
     group.addoption(
+        "--acp-scratch-dir",
+        type=Path,
+        metavar="DIR",
+        help="where to write the scratch folder the kit registers: a directory the backend "
+        "sees at the same path (e.g. a volume shared with its container); default: a temp dir",
+    )
+    group.addoption(
+        "--acp-scratch-python",
+        metavar="PYTHON",
+        help="the Python the scratch validators run with on the backend's side (default: this one)",
+    )
+    group.addoption(
         "--server-command",
         help="the language server to check; {acp}, {token_file}, {data_dir} and {facade} "
         "are filled in from the backend options",
@@ -110,6 +124,8 @@ def parse_options(config: pytest.Config) -> KitOptions | None:
         facade=str(config.getoption("facade")),
         data_dir=config.getoption("acp_data_dir"),
         resource=config.getoption("acp_resource"),
+        scratch_dir=config.getoption("acp_scratch_dir"),
+        scratch_python=config.getoption("acp_scratch_python"),
         server_command=tuple(shlex.split(command or "")),
         report=config.getoption("acp_conformance_report"),
         timeout=float(config.getoption("acp_conformance_timeout")),

@@ -57,16 +57,16 @@ class Scratch:
     def writable(self) -> bool:
         return self.root is not None
 
-    def remote_path(self, name: str, backend_root: str) -> str:
-        return str(Path(backend_root) / name)
-
 
 class ScratchUnavailable(Exception):
     """Neither registration nor ``--acp-resource`` gave a scratch resource."""
 
 
-async def prepare(wire: Wire, folder: Path, prepared: str | None) -> tuple[Scratch, str]:
-    """The scratch resource and its root as the backend sees it."""
+async def prepare(
+    wire: Wire, parent: Path, prepared: str | None, python: str | None = None
+) -> tuple[Scratch, str]:
+    """The scratch resource and its root as the backend sees it: ``prepared``
+    (a resource's name or id), else a new folder under ``parent``, registered."""
     if prepared is not None:
         listed = await wire.call("resource.list", {})
         for resource in listed.get("result", {}).get("resources", []):
@@ -75,8 +75,8 @@ async def prepare(wire: Wire, folder: Path, prepared: str | None) -> tuple[Scrat
                 local = root if (root / "emit.py").is_file() else None
                 return Scratch(resource["id"], resource["name"], local, False), str(root)
         raise ScratchUnavailable(f"--acp-resource {prepared!r} is not in resource.list")
-    root = write_scratch(folder)
     name = f"acp-conformance-{uuid4().hex[:8]}"
+    root = write_scratch(parent / name, python or sys.executable)
     answer = await wire.call("resource.register", {"path": str(root), "name": name})
     if "result" not in answer:
         raise ScratchUnavailable(
@@ -94,10 +94,10 @@ async def release(wire: Wire, scratch: Scratch) -> None:
 
 def main(argv: list[str] | None = None) -> int:
     args = sys.argv[1:] if argv is None else argv
-    if len(args) != 1:
-        sys.stderr.write("usage: python -m acp_conformance.scratch DIR\n")
+    if len(args) not in (1, 3) or (len(args) == 3 and args[1] != "--python"):
+        sys.stderr.write("usage: python -m acp_conformance.scratch DIR [--python PYTHON]\n")
         return 2
-    root = write_scratch(Path(args[0]).resolve())
+    root = write_scratch(Path(args[0]).resolve(), args[2] if len(args) == 3 else sys.executable)
     sys.stdout.write(f"scratch resource written to {root}; register it with your backend\n")
     return 0
 

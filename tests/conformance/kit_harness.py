@@ -17,6 +17,12 @@ PLUGIN = ("-p", "acp_conformance.plugin")
 SERVER = f"{sys.executable} -m lsp_server --data-dir {{data_dir}}"
 
 
+def kit_env() -> dict[str, str]:
+    """This checkout first on the path, installed or not."""
+    path = os.pathsep.join([str(REPO), os.environ.get("PYTHONPATH", "")])
+    return {**os.environ, "PYTHONPATH": path}
+
+
 @dataclass
 class KitRun:
     status: int
@@ -57,7 +63,13 @@ def run_kit(workdir: Path, *args: str, timeout_s: float = 10) -> KitRun:
         *args,
     ]
     done = subprocess.run(
-        command, cwd=workdir, env=env, capture_output=True, text=True, timeout=240, check=False
+        command,
+        cwd=workdir,
+        env=kit_env(),
+        capture_output=True,
+        text=True,
+        timeout=240,
+        check=False,
     )
     output = done.stdout + done.stderr
     assert (workdir / "report.json").is_file(), f"no report written:\n{output[-3000:]}"

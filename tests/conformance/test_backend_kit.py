@@ -4,6 +4,7 @@ process and served on 127.0.0.1, and against backends broken on purpose."""
 from __future__ import annotations
 
 import contextlib
+import re
 import subprocess
 import sys
 import time
@@ -12,7 +13,7 @@ from pathlib import Path
 
 import httpx
 import pytest
-from kit_harness import REPO, run_kit
+from kit_harness import PLUGIN, REPO, kit_env, run_kit
 
 from tests.e2e.lsp_harness import ServerProcess, free_port
 
@@ -151,3 +152,47 @@ def test_a_broken_served_backend_fails_with_reasons(tmp_path: Path) -> None:
     assert run.status == 1
     assert {"run_event_order", "resume_without_gap_or_duplicate"} <= run.failed()
     assert run.outcomes()["rpc_needs_token"] == "pass"
+
+
+def test_a_prepared_resource_is_used_as_it_is(tmp_path: Path) -> None:
+    """``--acp-resource``: for backends where the kit cannot register a folder."""
+    data_dir, scratch = tmp_path / "data", tmp_path / "prepared"
+    data_dir.mkdir()
+    env = kit_env()
+    subprocess.run(
+        [sys.executable, "-m", "acp_conformance.scratch", str(scratch)], env=env, check=True
+    )
+    backend = [sys.executable, "-m", "acp_backend.cli", "--data-dir", str(data_dir)]
+    subprocess.run(
+        [*backend, "resource", "add", str(scratch), "--name", "ready"], env=env, check=True
+    )
+    run = run_kit(
+        tmp_path / "kit",
+        "--acp-conformance=backend",
+        "--acp-data-dir",
+        str(data_dir),
+        "--acp-resource",
+        "ready",
+    )
+    assert run.status == 0, run.output[-3000:]
+    assert run.outcomes()["pagination"] == "pass"
+    listed = subprocess.run(
+        [*backend, "resource", "list"], env=env, capture_output=True, text=True, check=True
+    )
+    assert "ready" in listed.stdout  # not the kit's to unregister
+
+
+def test_the_example_workflow_uses_real_options(tmp_path: Path) -> None:
+    workflow = (REPO / "examples" / "ci" / "acp-conformance.yml").read_text(encoding="utf-8")
+    command = workflow.split("pytest --acp-conformance=backend", 1)[1].split("- name:", 1)[0]
+    flags = set(re.findall(r"(--[a-z][a-z-]+)", command))
+    assert {"--acp", "--acp-token-file", "--acp-conformance-report"} <= flags
+    help_text = subprocess.run(
+        [sys.executable, "-m", "pytest", *PLUGIN, "--help"],
+        cwd=tmp_path,
+        env=kit_env(),
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
+    assert {flag for flag in flags if flag not in help_text} == set()
