@@ -45,10 +45,6 @@ def run_kit(workdir: Path, *args: str, timeout_s: float = 10) -> KitRun:
     how long the kit waits for an event or a diagnostic."""
     workdir.mkdir(parents=True, exist_ok=True)
     report = workdir / "report"
-    env = {
-        **os.environ,
-        "PYTHONPATH": os.pathsep.join([str(REPO), os.environ.get("PYTHONPATH", "")]),
-    }
     command = [
         sys.executable,
         "-m",
