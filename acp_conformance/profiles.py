@@ -79,14 +79,11 @@ HELIX = types.ClientCapabilities(
 )
 
 
-def _lsp4ij() -> types.ClientCapabilities:
-    base = client_capabilities("visual-studio-code")
+def with_pull(base: types.ClientCapabilities) -> types.ClientCapabilities:
+    """``base`` plus pull diagnostics with ``workspace/diagnostic/refresh``."""
     assert base.text_document is not None and base.workspace is not None
     return attrs.evolve(
         base,
-        general=types.GeneralClientCapabilities(
-            position_encodings=[types.PositionEncodingKind.Utf16]
-        ),
         text_document=attrs.evolve(
             base.text_document,
             diagnostic=types.DiagnosticClientCapabilities(related_document_support=False),
@@ -96,6 +93,11 @@ def _lsp4ij() -> types.ClientCapabilities:
             diagnostics=types.DiagnosticWorkspaceClientCapabilities(refresh_support=True),
         ),
     )
+
+
+def _lsp4ij() -> types.ClientCapabilities:
+    utf16 = types.GeneralClientCapabilities(position_encodings=[types.PositionEncodingKind.Utf16])
+    return attrs.evolve(with_pull(client_capabilities("visual-studio-code")), general=utf16)
 
 
 def profiles() -> dict[str, Profile]:
