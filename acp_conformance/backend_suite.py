@@ -272,7 +272,7 @@ def test_stream_reset_when_trimmed(kit: Kit, run_events: tuple[str, list[Message
         if event_id(first) == 1:
             pytest.skip(
                 "the backend still retains event 1; run it with a small retention "
-                "(acp-backend: ACP_EVENT_RETENTION=20) to check this"
+                "(e.g. ACP_EVENT_RETENTION=5 for acp-backend) to check this"
             )
         raise AssertionError(f"event {event_id(first)} came first after 0 without stream.reset")
     _check_reset(first)

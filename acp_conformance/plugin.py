@@ -8,6 +8,7 @@ table is printed at the end (and written with ``--acp-conformance-report``).
 
 from __future__ import annotations
 
+import importlib.util
 from pathlib import Path
 
 import pytest
@@ -27,6 +28,10 @@ def pytest_configure(config: pytest.Config) -> None:
     options = parse_options(config)
     if options is None:
         return
+    if options.suite == "server" and importlib.util.find_spec("pytest_lsp") is None:
+        raise pytest.UsageError(
+            "the server suite needs pytest-lsp: pip install 'acp-lsp[conformance]'"
+        )
     config.stash[OPTIONS] = options
     # Only the suite: not the project's own tests pytest would find here.
     config.args[:] = [str(Path(__file__).with_name(f"{options.suite}_suite.py"))]
