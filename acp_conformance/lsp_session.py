@@ -182,7 +182,10 @@ class Session:
                 return shown
             if time.monotonic() > deadline:
                 brief = [f"{d.source} {d.range.start.line}: {d.message}" for d in shown]
-                raise AssertionError(f"{what} not shown on {path.name} in time; shown: {brief}")
+                said = f"; the server said: {self.said()}" if self.said() else ""
+                raise AssertionError(
+                    f"{what} not shown on {path.name} in time; shown: {brief}{said}"
+                )
             await asyncio.sleep(0.1)
 
     async def wait_until(self, probe: Callable[[], T], what: str) -> T:

@@ -37,7 +37,7 @@ class KitOptions:
         """``--server-command`` with ``{acp}``, ``{token_file}``, ``{data_dir}``
         and ``{facade}`` filled in."""
         values = {
-            "acp": self.acp if self.local else self.acp + RPC_PATH,
+            "acp": self.acp,  # the base URL: servers append /acp/v1 (some accept it too)
             "token_file": str(self.token_file or ""),
             "data_dir": str(data_dir),
             "facade": self.facade,
@@ -120,13 +120,18 @@ def parse_options(config: pytest.Config) -> KitOptions | None:
     return KitOptions(
         suite=suite,
         acp=acp if acp == LOCAL else base_url(acp),
-        token_file=config.getoption("acp_token_file"),
+        # Absolute: the server under test runs in the scratch folder.
+        token_file=_absolute(config.getoption("acp_token_file")),
         facade=str(config.getoption("facade")),
-        data_dir=config.getoption("acp_data_dir"),
+        data_dir=_absolute(config.getoption("acp_data_dir")),
         resource=config.getoption("acp_resource"),
-        scratch_dir=config.getoption("acp_scratch_dir"),
+        scratch_dir=_absolute(config.getoption("acp_scratch_dir")),
         scratch_python=config.getoption("acp_scratch_python"),
         server_command=tuple(shlex.split(command or "")),
         report=config.getoption("acp_conformance_report"),
         timeout=float(config.getoption("acp_conformance_timeout")),
     )
+
+
+def _absolute(path: Path | None) -> Path | None:
+    return None if path is None else path.absolute()

@@ -3,6 +3,7 @@ profile; acp-lsp broken on purpose fails exactly the checks it should."""
 
 from __future__ import annotations
 
+import shutil
 import sys
 from pathlib import Path
 
@@ -10,6 +11,7 @@ import pytest
 from kit_harness import SERVER, run_kit
 
 from acp_conformance.profiles import profiles
+from tests.e2e.lsp_harness import ServerProcess
 
 BROKEN = f"{sys.executable} -m tests.conformance.broken_server {{mode}} --data-dir {{data_dir}}"
 
@@ -50,3 +52,31 @@ def test_a_broken_server_fails_exactly_there(
     )
     assert run.status == 1, run.output[-3000:]
     assert run.failed() == expected, {c: run.reason(c) for c in run.failed()}
+
+
+def test_acp_lsp_passes_through_a_served_backend(tmp_path: Path) -> None:
+    """Kit and server both reach ``acp-backend serve``; the token file is given
+    relative to where pytest runs (the server runs elsewhere: it must still work)."""
+    data_dir, workdir = tmp_path / "data", tmp_path / "kit"
+    data_dir.mkdir()
+    workdir.mkdir()
+    server = ServerProcess(data_dir)
+    server.start()
+    try:
+        shutil.copy(server.token_file, workdir / "token")
+        run = run_kit(
+            workdir,
+            "--acp-conformance=server",
+            "--acp",
+            server.url + "/acp/v1",
+            "--acp-token-file",
+            "token",
+            "--server-command",
+            f"{sys.executable} -m lsp_server --acp {{acp}} --token-file {{token_file}}",
+            "-k",
+            "vscode or lsp4ij",
+        )
+    finally:
+        server.stop()
+    assert run.status == 0, run.output[-3000:]
+    assert run.outcomes()["severity_table[lsp4ij]"] == "pass"

@@ -63,7 +63,7 @@ def test_the_server_command_is_filled_in() -> None:
         1.0,
     )
     argv = options.server_argv(Path("/d"))
-    assert argv == ["acp-lsp", "--acp", "http://127.0.0.1:1/acp/v1", "--token-file", "/t"]
+    assert argv == ["acp-lsp", "--acp", "http://127.0.0.1:1", "--token-file", "/t"]
 
 
 def test_errors_are_checked_against_the_catalog() -> None:
