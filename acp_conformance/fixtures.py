@@ -6,8 +6,10 @@ import asyncio
 from collections.abc import Iterator
 from pathlib import Path
 
+import httpx
 import pytest
 
+from acp_client.errors import AcpError
 from acp_conformance.kit import Kit
 from acp_conformance.options import KitOptions
 from acp_conformance.plugin import OPTIONS
@@ -20,18 +22,27 @@ def kit_options(pytestconfig: pytest.Config) -> KitOptions:
     return pytestconfig.stash[OPTIONS]
 
 
+def _wire(options: KitOptions, data_dir: Path) -> Wire:
+    try:
+        if options.local:
+            return LocalWire(options.facade, data_dir)
+        return HttpWire(options.acp, options.token_file, options.timeout)
+    except (AcpError, ValueError) as exc:  # a facade that does not load, a refused URL
+        pytest.fail(f"cannot set up the backend: {exc}", pytrace=False)
+
+
 @pytest.fixture(scope="session")
 def kit(kit_options: KitOptions, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Kit]:
-    """The backend's wire, initialised, with the scratch resource in place."""
-    runner = asyncio.Runner()
+    """The backend's wire, initialised, with the scratch resource in place.
+    A setup failure is reported once per check, with its reason, and fast."""
     data_dir = kit_options.data_dir or tmp_path_factory.mktemp("acp-data")
-    wire: Wire = (
-        LocalWire(kit_options.facade, data_dir)
-        if kit_options.local
-        else HttpWire(kit_options.acp, kit_options.token_file, kit_options.timeout)
-    )
+    wire = _wire(kit_options, data_dir)
+    runner = asyncio.Runner()
     try:
-        answer = runner.run(wire.call("acp.initialize", {"client_name": "acp-conformance"}))
+        try:
+            answer = runner.run(wire.call("acp.initialize", {"client_name": "acp-conformance"}))
+        except httpx.HTTPError as exc:
+            pytest.fail(f"cannot reach {wire.description}: {exc!r}", pytrace=False)
         if "result" not in answer:
             pytest.fail(f"acp.initialize was refused: {answer.get('error')}", pytrace=False)
         served = answer["result"].get("operations") or []
