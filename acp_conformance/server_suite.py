@@ -45,7 +45,9 @@ def session(
         pytest.skip("the server suite needs the scratch resource's files on this machine")
     (root / "toggle.txt").write_text("fail\n", "utf-8")
     kit.run(kit.run_validations())
+    # It declares validations but is in no resource: the user must be told.
     unregistered = tmp_path_factory.mktemp(f"unregistered-{profile.name}")
+    (unregistered / "acp.toml").write_text("# not registered with the backend\n", "utf-8")
     argv = kit.options.server_argv(kit.data_dir)
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always", LspSpecificationWarning)
@@ -210,7 +212,7 @@ def test_clears_on_pass(session: Session, kit: Kit) -> None:
 
 
 def test_unregistered_folder(session: Session) -> None:
-    """A workspace folder in no registered resource is named once in a message to the user."""
+    """A folder with an acp.toml in no registered resource is named once in a message."""
     folder = session.unregistered
     if folder is None:
         pytest.skip(f"{session.profile.name} sends no workspace folders")

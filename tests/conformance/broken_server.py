@@ -14,7 +14,8 @@ from lsprotocol.types import DiagnosticSeverity, PositionEncodingKind
 
 from acp_client.models import ValidationMode
 from lsp_server import __main__ as acp_lsp
-from lsp_server import mapping, positions
+from lsp_server import positions
+from lsp_server.features.diagnostics import mapping
 
 _column = positions.column
 
