@@ -27,9 +27,9 @@ def informational_as_error(mode: ValidationMode, passed: bool) -> DiagnosticSeve
 
 
 def utf16_as_code_points(line: str, code_points: int, encoding: PositionEncodingKind | str) -> int:
-    if encoding == PositionEncodingKind.Utf16:
-        return len(line[:code_points])
-    return _column(line, code_points, encoding)
+    if encoding in (PositionEncodingKind.Utf8, PositionEncodingKind.Utf32):
+        return _column(line, code_points, encoding)
+    return len(line[:code_points])  # UTF-16, however the encoding is spelled
 
 
 def main(argv: list[str]) -> int:
