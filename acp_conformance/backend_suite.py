@@ -412,6 +412,7 @@ def test_plan_apply(kit: Kit, fix_plan: dict[str, Any]) -> None:
     root = kit.scratch.root
     if root is not None:
         text = (root / "fixme.txt").read_text("utf-8")
+        (root / "fixme.txt").write_text(text.replace("fixed", "broken"), "utf-8")  # next run
         assert "fixed" in text, f"fixme.txt after apply: {text!r}"
 
 
