@@ -47,9 +47,7 @@ def test_a_broken_server_fails_exactly_there(
     tmp_path: Path, mode: str, select: str, expected: set[str]
 ) -> None:
     command = BROKEN.replace("{mode}", mode)
-    run = run_kit(
-        tmp_path, "--acp-conformance=server", "--server-command", command, "-k", select, timeout_s=3
-    )
+    run = run_kit(tmp_path, "--acp-conformance=server", "--server-command", command, "-k", select)
     assert run.status == 1, run.output[-3000:]
     assert run.failed() == expected, {c: run.reason(c) for c in run.failed()}
 
