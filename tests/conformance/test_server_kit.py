@@ -52,6 +52,17 @@ def test_a_broken_server_fails_exactly_there(
     assert run.failed() == expected, {c: run.reason(c) for c in run.failed()}
 
 
+def test_an_lsp_specification_warning_fails(tmp_path: Path) -> None:
+    """pytest-lsp's LspSpecificationWarning is a failure, not a warning."""
+    command = BROKEN.replace("{mode}", "spec")
+    run = run_kit(
+        tmp_path, "--acp-conformance=server", "--server-command", command, "-k", "neovim-0.7"
+    )
+    assert run.status == 1, run.output[-3000:]
+    assert "lsp_specification[neovim-0.7]" in run.failed()
+    assert "workspace/configuration" in run.reason("lsp_specification[neovim-0.7]")
+
+
 def test_acp_lsp_passes_through_a_served_backend(tmp_path: Path) -> None:
     """Kit and server both reach ``acp-backend serve``; the token file is given
     relative to where pytest runs (the server runs elsewhere: it must still work)."""
