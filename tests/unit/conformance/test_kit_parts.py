@@ -132,3 +132,12 @@ def test_failure_reasons_drop_only_the_assertion_prefix() -> None:
     assert reason("acp_conformance.kit.CallFailed: plan.preview refused") == "plan.preview refused"
     assert reason("Failed: cannot reach it", "setup") == "(setup) cannot reach it"
     assert reason("NameError: name 'x'") == "NameError: name 'x'"
+
+
+def test_the_wheel_ships_the_plugin_under_its_module_name() -> None:
+    """The entry point's name is its module's: ``-p acp_conformance.plugin``
+    then loads the installed plugin once instead of registering it twice."""
+    project = tomllib.loads((PACKAGE.parent / "pyproject.toml").read_text(encoding="utf-8"))
+    entry_points = project["project"]["entry-points"]["pytest11"]
+    assert entry_points == {"acp_conformance.plugin": "acp_conformance.plugin"}
+    assert "acp_conformance" in project["tool"]["hatch"]["build"]["targets"]["wheel"]["packages"]
