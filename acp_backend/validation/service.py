@@ -7,11 +7,12 @@ from pathlib import Path
 
 from acp_backend.context import BackendContext
 from acp_backend.handlers import handles
-from acp_backend.validation.config import CONFIG_FILE, ConfigCache, ConfigError
+from acp_backend.validation.config import CONFIG_FILE, ConfigCache, ConfigError, ValidationConfig
 from acp_backend.validation.runs import ValidationRuns
-from acp_backend.validation.selection import select_validations
+from acp_backend.validation.selection import logical_path, select_validations
+from acp_backend.validation.validator import RunScope
 from acp_client.errors import InvalidParams, InvalidState, NotFound
-from acp_client.models import Finding, Location, SeverityHint
+from acp_client.models import Finding, Location, Resource, SeverityHint
 from acp_client.operations import (
     ValidationCancelParams,
     ValidationCancelResult,
@@ -86,12 +87,29 @@ async def run(ctx: BackendContext, params: ValidationRunParams) -> ValidationRun
     service = _service(ctx)
     loaded = service.configs.get(Path(resource.root))
     selected = select_validations(loaded, resource.root, params.validations, params.paths)
-    started = service.runs.start(resource.id, Path(resource.root), selected)
+    started = service.runs.start(
+        resource.id, Path(resource.root), selected, scope=run_scope(ctx, resource, selected, params)
+    )
     return ValidationRunResult(
         run_id=started.run_id,
         validations=started.validations,
         started_event_id=started.started_event_id,
     )
+
+
+def run_scope(
+    ctx: BackendContext,
+    resource: Resource,
+    selected: tuple[ValidationConfig, ...],
+    params: ValidationRunParams,
+) -> RunScope:
+    """A save (changed paths given) runs ``{files}`` validations on those files
+    only, merged into each one's latest result; anything else is a full run."""
+    if params.paths is None or not any(config.uses_files for config in selected):
+        return RunScope()
+    paths = tuple(logical_path(path, resource.root) for path in params.paths)
+    latest, _ = ctx.store.latest_results(resource.id, limit=1000)
+    return RunScope(paths, {result.validation: result for result in latest})
 
 
 @handles("validation.cancel")
