@@ -88,6 +88,7 @@ class JsonMapping:
     findings: str
     fields: Mapping[str, str]
     severities: Mapping[str, str] = field(default_factory=dict)
+    one_based_lines: bool = True
 
 
 @dataclass(frozen=True)
@@ -193,6 +194,7 @@ class _Mapping(BaseModel):
     code: str | None = None
     severity: str | None = None
     severities: dict[str, _Level] = Field(default_factory=dict)
+    one_based_lines: bool = True
 
 
 class _Declaration(BaseModel):
@@ -373,7 +375,7 @@ def _json_mapping(declared: _Mapping | None) -> JsonMapping | None:
         for name in _MAPPED_FIELDS
         if (selector := getattr(declared, name)) is not None
     }
-    return JsonMapping(declared.findings, fields, declared.severities)
+    return JsonMapping(declared.findings, fields, declared.severities, declared.one_based_lines)
 
 
 def _explain(error_type: str, message: str) -> str:

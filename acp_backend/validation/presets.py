@@ -77,6 +77,7 @@ PRESETS: Mapping[str, Preset] = {
                 "one_based_columns": False,
                 "mapping": {
                     "findings": "generalDiagnostics[]",
+                    "one_based_lines": False,
                     "path": "file",
                     "line": "range.start.line",
                     "column": "range.start.character",

@@ -5,7 +5,8 @@ element of an array, ``[N]`` for one (``"[].messages[]"``: each message of
 each file of eslint's report). The other selectors are relative to a record;
 each leading ``^`` steps up to the enclosing object (``"^filePath"``). A
 document that is not one JSON value is read as JSON lines (mypy ``-O json``).
-Ends are exclusive; lines are 1-based and columns follow ``one_based_columns``.
+Ends are exclusive; lines are 1-based unless the mapping says
+``one_based_lines = false``, columns follow ``one_based_columns``.
 """
 
 from __future__ import annotations
@@ -27,15 +28,16 @@ def parse_json_map(
     text: str, mapping: JsonMapping, unit: ColumnUnit | None, one_based_columns: bool
 ) -> Iterator[RawFinding]:
     base = 1 if one_based_columns else 0
+    line_base = 1 if mapping.one_based_lines else 0
     for record, parents in _records(_documents(text), _tokens(mapping.findings)):
         value = _Getter(record, parents)
         message = _text(value(mapping.fields.get("message")))
         detail = _text(value(mapping.fields.get("detail")))
         if detail:
             message = f"{message}: {detail}" if message else detail
-        line = _index(value(mapping.fields.get("line")), 1)
+        line = _index(value(mapping.fields.get("line")), line_base)
         end_column = _index(value(mapping.fields.get("end_column")), base)
-        end_line = _index(value(mapping.fields.get("end_line")), 1)
+        end_line = _index(value(mapping.fields.get("end_line")), line_base)
         severity = _text(value(mapping.fields.get("severity")))
         yield RawFinding(
             message=clip(message or "(no message)"),

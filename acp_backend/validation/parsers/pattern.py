@@ -46,7 +46,7 @@ def _finding(match: re.Match[str], line: str, unit: ColumnUnit, column_base: int
     found = match.groupdict()
     message = (found.get("message") or line).strip()
     code = found.get("code") or None
-    if match.re is DEFAULT_PATTERN:
+    if match.re.pattern == DEFAULT_PATTERN.pattern:  # equal, not identical, once pickled
         message, code = _split_code(message)
     start_line = _number(found.get("line"), 1)
     end_column = _number(found.get("end_column"), column_base)
