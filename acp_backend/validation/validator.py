@@ -149,7 +149,8 @@ def _merged(
     )
     message = verdict.message
     if carried:
-        message += f"; {carried} finding{'s' if carried != 1 else ''} in other files kept"
+        message = f"{_count(len(findings))} ({carried} kept from files this run did not check)"
+        message += f"; this run: {verdict.message}"
     return replace(
         verdict,
         passed=verdict.passed and not findings,
@@ -257,7 +258,7 @@ def _summary(
             return f"{status} without reporting findings" + (f"\n{tail}" if tail else "")
         parts.append(status)
     else:
-        parts.append("no findings" if total == 0 else f"{total} finding{'s' if total != 1 else ''}")
+        parts.append("no findings" if total == 0 else _count(total))
     if kept < total:
         parts.append(f"only the first {kept} are listed")
     if outside:
@@ -268,6 +269,10 @@ def _summary(
     if below:
         parts.append(f"{below} below min_level ignored")
     return "; ".join(parts)
+
+
+def _count(findings: int) -> str:
+    return f"{findings} finding{'s' if findings != 1 else ''}"
 
 
 def _status(status: int | None) -> str:
