@@ -22,8 +22,8 @@ TOML = """\
 [[validations]]
 preset = "ruff"
 mode = "required"
-command = ["sh", "-c", 'echo "$*" >> ../calls.log; exec ruff check --isolated --output-format sarif \
-"$@"', "ruff", "{files}"]
+command = ["sh", "-c", 'echo "$*" >> ../calls.log; exec ruff check --isolated \
+--output-format sarif "$@"', "ruff", "{files}"]
 cwd = "src"
 """
 
