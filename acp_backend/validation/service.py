@@ -12,7 +12,14 @@ from acp_backend.validation.runs import ValidationRuns
 from acp_backend.validation.selection import logical_path, select_validations
 from acp_backend.validation.validator import RunScope
 from acp_client.errors import InvalidParams, InvalidState, NotFound
-from acp_client.models import Finding, Location, Resource, SeverityHint
+from acp_client.models import (
+    Finding,
+    Location,
+    Resource,
+    ResultOutcome,
+    SeverityHint,
+    ValidationResult,
+)
 from acp_client.operations import (
     ValidationCancelParams,
     ValidationCancelResult,
@@ -32,12 +39,38 @@ class ValidationService:
 
     def __init__(self, ctx: BackendContext) -> None:
         self.configs = ConfigCache()
+        self._store = ctx.store
+        # Each validation's latest completed result per resource: what a run
+        # on some files is merged into (reading it back from the store would
+        # cost more than the run itself on a large repository).
+        self.baselines: dict[tuple[str, str], ValidationResult] = {}
         self.runs = ValidationRuns(
             events=ctx.events,
-            save=ctx.store.insert_result,
+            save=self._save,
             tasks=ctx.tasks,
             concurrency=concurrency_from_env(),
         )
+
+    def _save(self, result: ValidationResult) -> None:
+        self._store.insert_result(result)
+        if result.plan_id is None and result.outcome is ResultOutcome.COMPLETED:
+            self.baselines[result.resource_id, result.validation] = result
+
+    def baselines_for(
+        self, resource_id: str, configs: tuple[ValidationConfig, ...]
+    ) -> dict[str, ValidationResult]:
+        """The baselines of ``configs``; from the store for those not seen since start."""
+        names = [config.name for config in configs]
+        if any((resource_id, name) not in self.baselines for name in names):
+            latest, _ = self._store.latest_results(resource_id, limit=1000)
+            for result in latest:
+                if result.outcome is ResultOutcome.COMPLETED:
+                    self.baselines.setdefault((resource_id, result.validation), result)
+        return {
+            name: self.baselines[resource_id, name]
+            for name in names
+            if (resource_id, name) in self.baselines
+        }
 
 
 def concurrency_from_env() -> int:
@@ -105,11 +138,11 @@ def run_scope(
 ) -> RunScope:
     """A save (changed paths given) runs ``{files}`` validations on those files
     only, merged into each one's latest result; anything else is a full run."""
-    if params.paths is None or not any(config.uses_files for config in selected):
+    scoped = tuple(config for config in selected if config.uses_files)
+    if params.paths is None or not scoped:
         return RunScope()
     paths = tuple(logical_path(path, resource.root) for path in params.paths)
-    latest, _ = ctx.store.latest_results(resource.id, limit=1000)
-    return RunScope(paths, {result.validation: result for result in latest})
+    return RunScope(paths, _service(ctx).baselines_for(resource.id, scoped))
 
 
 @handles("validation.cancel")
