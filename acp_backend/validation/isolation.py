@@ -13,10 +13,18 @@ from __future__ import annotations
 
 import asyncio
 import multiprocessing
+from dataclasses import replace
 from multiprocessing.connection import Connection
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, cast
 
+if TYPE_CHECKING:  # the validator imports this module
+    from acp_backend.validation.config import ValidationConfig
+    from acp_backend.validation.runner import ProcessOutcome
+    from acp_backend.validation.validator import Verdict
+
+_CHUNK = 1024 * 1024  # characters of output per message to the child
+_BATCH = 500  # findings per message back
 _CONTEXT = multiprocessing.get_context("forkserver")
 # "__main__" too: otherwise every child would re-run the main script to
 # recreate it (multiprocessing's spawn rules); preloaded, it is done once.
@@ -32,49 +40,88 @@ class ParseCrashed(Exception):
 
 
 async def judge_isolated(
-    config: Any, process: Any, root: Path, max_findings: int, budget: float
-) -> Any:
+    config: ValidationConfig,
+    process: ProcessOutcome,
+    root: Path,
+    max_findings: int,
+    budget: float,
+) -> Verdict:
     """``validator.judge(config, process, root, max_findings)`` in a child
     process; ``ParseTimeout`` after ``budget`` seconds."""
-    receiving, sending = _CONTEXT.Pipe(duplex=False)
+    ours, theirs = _CONTEXT.Pipe()
+    # The output goes down the pipe in chunks (below), not as an argument:
+    # pickling 64 MiB in one piece would hold the GIL for a noticeable time.
+    bare = replace(process, stdout="", stderr="")
     worker = _CONTEXT.Process(
-        target=_work, args=(sending, config, process, root, max_findings), daemon=True
+        target=_work, args=(theirs, config, bare, root, max_findings), daemon=True
     )
     try:
-        # Starting sends the arguments (the whole output) down a pipe: not on the loop.
         try:
             await asyncio.to_thread(worker.start)
         except (OSError, RuntimeError) as exc:
             raise ParseCrashed(f"could not start the process reading the output: {exc}") from None
-        sending.close()
+        theirs.close()
+        exchange = asyncio.to_thread(_exchange, ours, (process.stdout, process.stderr))
         try:
-            answer = await asyncio.wait_for(asyncio.to_thread(_receive, receiving), budget)
+            answer = await asyncio.wait_for(exchange, budget)
         except TimeoutError:
             raise ParseTimeout from None
     finally:
         if worker.pid is not None:
-            worker.kill()  # a no-op once it has exited; unblocks the receiving thread
+            worker.kill()  # a no-op once it has exited; unblocks the exchanging thread
             await asyncio.to_thread(worker.join)
-        receiving.close()
-        sending.close()
+        ours.close()
+        theirs.close()
     if isinstance(answer, BaseException):
         raise answer
-    return answer
+    return cast("Verdict", answer)
 
 
-def _receive(connection: Connection) -> Any:
+def _exchange(connection: Connection, texts: tuple[str, ...]) -> Any:
+    """Send each text in chunks (an empty one ends it), then receive the
+    answer: a verdict, then its findings in batches (None ends them)."""
     try:
-        return connection.recv()
+        for text in texts:
+            for start in range(0, len(text), _CHUNK):
+                connection.send_bytes(text[start : start + _CHUNK].encode("utf-8", "surrogatepass"))
+            connection.send_bytes(b"")
+        answer = connection.recv()
+        findings: list[Any] = []
+        while (batch := connection.recv()) is not None:
+            findings += batch
+        return replace(answer, findings=tuple(findings)) if findings else answer
     except (EOFError, OSError):
         return ParseCrashed("the process reading the output died")
 
 
-def _work(connection: Connection, config: Any, process: Any, root: Path, max_findings: int) -> None:
+def _receive_text(connection: Connection) -> str:
+    chunks = []
+    while chunk := connection.recv_bytes():
+        chunks.append(chunk)
+    return b"".join(chunks).decode("utf-8", "surrogatepass")
+
+
+def _work(
+    connection: Connection,
+    config: ValidationConfig,
+    process: ProcessOutcome,
+    root: Path,
+    max_findings: int,
+) -> None:
     from acp_backend.validation.validator import judge
 
+    stdout, stderr = _receive_text(connection), _receive_text(connection)
     try:
-        answer: Any = judge(config, process, root, max_findings)
+        answer: Any = judge(
+            config, replace(process, stdout=stdout, stderr=stderr), root, max_findings
+        )
     except Exception as exc:  # sent back and raised in the backend, traceback logged there
         answer = exc
-    connection.send(answer)
+    if isinstance(answer, Exception):
+        connection.send(answer)
+    else:  # findings in batches: unpickling 10,000 at once would hold the GIL too long
+        connection.send(replace(answer, findings=()))
+        for start in range(0, len(answer.findings), _BATCH):
+            connection.send(answer.findings[start : start + _BATCH])
+    connection.send(None)
     connection.close()

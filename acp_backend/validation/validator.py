@@ -125,7 +125,7 @@ async def _judge(
     budget = max(config.timeout - elapsed, MIN_PARSE_BUDGET)
     begun = time.monotonic()
     try:
-        verdict: Verdict = await judge_isolated(config, process, root, max_findings, budget)
+        verdict = await judge_isolated(config, process, root, max_findings, budget)
     except ParseTimeout:
         return Verdict(
             False,
