@@ -20,7 +20,6 @@ Run from the repository root: ``python bench/bench_incremental.py [--json PATH] 
 
 from __future__ import annotations
 
-import argparse
 import asyncio
 import json
 import shutil
@@ -31,6 +30,8 @@ import tempfile
 import time
 from pathlib import Path
 from typing import Any
+
+from rows import Row, run_bench
 
 from acp_backend.facade import BackendFacade, create_facade
 from acp_backend.validation.runner import validator_environment
@@ -151,12 +152,8 @@ def rows(
     ]
 
 
-def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--json", type=Path, help="also write the rows here")
-    parser.add_argument("--check", action="store_true", help="exit 1 when a target is missed")
-    args = parser.parse_args()
-    table = []
+def measure_all() -> list[Row]:
+    table: list[Row] = []
     for index, (label, extra) in enumerate(CONFIGS.items()):
         with tempfile.TemporaryDirectory() as temp:
             root, data = Path(temp) / "repo", Path(temp) / "data"
@@ -164,16 +161,8 @@ def main() -> int:
             tool_ms = tool_direct_ms(root, extra)
             measured = asyncio.run(measure(root, data))
         table += rows(label, files, tool_ms, measured, informative=index > 0)
-    for row in table:
-        mark = "ok" if row["ok"] else "MISSED"
-        print(
-            f"{row['measure']}: {row['value']} {row['unit']} (floor {row['floor']}, "
-            f"ratio {row['ratio']}, target {row['target']}) {mark}"
-        )
-    if args.json:
-        args.json.write_text(json.dumps({"name": "incremental", "rows": table}, indent=2) + "\n")
-    return 1 if args.check and not all(row["ok"] for row in table) else 0
+    return table
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(run_bench("incremental", __doc__.splitlines()[0], measure_all))

@@ -1,7 +1,7 @@
 """Parsing 100 MB of pathological tool output.
 
 Each case feeds output built to hurt a parser to the validation's real
-judging path (``validator._judge``: a child process, bounded by the
+judging path (``validator.judge_bounded``: a child process, bounded by the
 timeout) and measures, against a floor:
 
 - the default GNU pattern on 100 MB of lines that made the old pattern
@@ -18,9 +18,7 @@ Run from the repository root: ``python bench/bench_parsing.py [--json PATH] [--c
 
 from __future__ import annotations
 
-import argparse
 import asyncio
-import json
 import sys
 import tempfile
 import time
@@ -29,10 +27,12 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, TypeVar
 
+from rows import Row, run_bench
+
 from acp_backend.validation.config import ValidationConfig, parse_config
 from acp_backend.validation.raw import MAX_MESSAGE
 from acp_backend.validation.runner import Ending, ProcessOutcome
-from acp_backend.validation.validator import MIN_PARSE_BUDGET, Verdict, _judge
+from acp_backend.validation.validator import MIN_PARSE_BUDGET, Verdict, judge_bounded
 
 SIZE = 100 * 1024 * 1024
 # The loop's worst pause: the 6,500 findings of the bait arrive as Python
@@ -83,7 +83,7 @@ async def stalls(work: Awaitable[T]) -> tuple[T, float, float]:
 
 async def judged(body: str, stdout: str, root: Path) -> Verdict:
     process = ProcessOutcome(Ending.EXITED, status=1, stdout=stdout)
-    return await _judge(config(body), process, root, 10_000, datetime.now(UTC))
+    return await judge_bounded(config(body), process, root, 10_000, datetime.now(UTC))
 
 
 def row(
@@ -139,23 +139,10 @@ async def measure(root: Path) -> list[dict[str, Any]]:
     return rows
 
 
-def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--json", type=Path, help="also write the rows here")
-    parser.add_argument("--check", action="store_true", help="exit 1 when a target is missed")
-    args = parser.parse_args()
+def measure_all() -> list[Row]:
     with tempfile.TemporaryDirectory() as temp:
-        table = asyncio.run(measure(Path(temp)))
-    for r in table:
-        mark = "ok" if r["ok"] else "MISSED"
-        print(
-            f"{r['measure']}: {r['value']} {r['unit']} (floor {r['floor']}, ratio {r['ratio']}, "
-            f"target {r['target']}) {mark}"
-        )
-    if args.json:
-        args.json.write_text(json.dumps({"name": "parsing", "rows": table}, indent=2) + "\n")
-    return 1 if args.check and not all(r["ok"] for r in table) else 0
+        return asyncio.run(measure(Path(temp)))
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(run_bench("parsing", __doc__.splitlines()[0], measure_all))

@@ -76,7 +76,7 @@ async def run_validation(
         return make_result(config, target, started, Verdict(True, "no files to check"))
     if scope.command:
         process = await _run(config, target.root, scope.command, output_cap)
-        verdict = await _judge(config, process, target.root, max_findings, started)
+        verdict = await judge_bounded(config, process, target.root, max_findings, started)
     else:  # only deleted files changed: nothing to run, their findings go
         verdict = Verdict(True, "no findings")
     if scope.covered is not None:
@@ -112,7 +112,7 @@ async def _run(
     return replace(process, stdout=data.decode("utf-8", "replace"))
 
 
-async def _judge(
+async def judge_bounded(
     config: ValidationConfig,
     process: ProcessOutcome,
     root: Path,

@@ -12,7 +12,7 @@ from pathlib import Path
 from acp_backend.validation.config import DEFAULT_PATTERN
 from acp_backend.validation.raw import MAX_MESSAGE
 from acp_backend.validation.runner import Ending, ProcessOutcome
-from acp_backend.validation.validator import _judge, judge
+from acp_backend.validation.validator import judge, judge_bounded
 from acp_client.models import ResultOutcome
 from tests.unit.validation.validation_helpers import declared
 
@@ -62,7 +62,7 @@ async def test_a_catastrophic_user_pattern_is_stopped_by_the_timeout_and_the_loo
 
     ticker = asyncio.create_task(tick())
     began = time.monotonic()
-    verdict = await _judge(config, exited(output), tmp_path, 100, datetime.now(UTC))
+    verdict = await judge_bounded(config, exited(output), tmp_path, 100, datetime.now(UTC))
     elapsed = time.monotonic() - began
     ticker.cancel()
     assert verdict.outcome is ResultOutcome.TIMED_OUT and "reading its output" in verdict.message
@@ -72,7 +72,7 @@ async def test_a_catastrophic_user_pattern_is_stopped_by_the_timeout_and_the_loo
 
 async def test_parsing_happens_in_a_process_of_its_own(tmp_path: Path) -> None:
     (tmp_path / "f.py").write_text("x = 1\n")
-    verdict = await _judge(
+    verdict = await judge_bounded(
         declared('format = "pattern"'),
         exited("f.py:1:1: error: e\n"),
         tmp_path,
