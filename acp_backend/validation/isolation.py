@@ -1,18 +1,34 @@
 """Reading a tool's output in a separate, killable process.
 
 Output is untrusted: a user's ``pattern`` can backtrack exponentially, and
-even a linear parse of 64 MiB holds the GIL for long enough to freeze the
-event loop (and with it ``/health``, signals and the language server).
-So the parse runs in a process forked from a forkserver (started once,
-single-threaded, with the parsers already imported: a fork costs
-milliseconds), bounded by what is left of the validation's timeout, and
-killed when that runs out or the run is cancelled.
+even a linear parse of 64 MiB holds the GIL long enough to freeze the event
+loop (and with it ``/health``, signals and the language server). So each
+parse runs in a process forked from a small fork server: a single-threaded
+Python process started once per backend with the parsers imported, so a
+fork costs milliseconds and never copies the backend's threads or locks.
+(multiprocessing's forkserver would re-run the backend's main script in
+every child.) The parse is bounded by what is left of the validation's
+timeout: past it the child is killed, and an alarm kills it anyway should
+the backend vanish meanwhile.
+
+Protocol on each child's socket (``multiprocessing.connection`` framing):
+the child sends its pid; the backend sends (config, process without its
+output, root, max_findings, seconds), then each output text in 1 MiB chunks
+ended by an empty one; the child answers with a verdict without findings,
+the findings in batches of 500, and None.
 """
 
 from __future__ import annotations
 
 import asyncio
-import multiprocessing
+import contextlib
+import math
+import os
+import signal
+import socket
+import subprocess
+import sys
+import threading
 from dataclasses import replace
 from multiprocessing.connection import Connection
 from pathlib import Path
@@ -24,11 +40,8 @@ if TYPE_CHECKING:  # the validator imports this module
     from acp_backend.validation.validator import Verdict
 
 _CHUNK = 1024 * 1024  # characters of output per message to the child
-_BATCH = 500  # findings per message back
-_CONTEXT = multiprocessing.get_context("forkserver")
-# "__main__" too: otherwise every child would re-run the main script to
-# recreate it (multiprocessing's spawn rules); preloaded, it is done once.
-_CONTEXT.set_forkserver_preload(["__main__", "acp_backend.validation.validator"])
+_BATCH = 500  # findings per message back: unpickling 10,000 at once holds the GIL
+_SERVER_FD_ENV = "ACP_PARSE_SERVER_FD"
 
 
 class ParseTimeout(Exception):
@@ -39,6 +52,66 @@ class ParseCrashed(Exception):
     """The parsing process died without an answer (e.g. out of memory)."""
 
 
+class _ForkServer:
+    """The backend's end of the fork server, started on first use."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._process: subprocess.Popen[bytes] | None = None
+        self._socket: socket.socket | None = None
+
+    def connect(self) -> Connection:
+        """A connection to a newly forked child (blocking: call it off the loop)."""
+        with self._lock:
+            for attempt in range(2):
+                ours, theirs = socket.socketpair()
+                try:
+                    socket.send_fds(self._server(), [b"f"], [theirs.fileno()])
+                except OSError:
+                    ours.close()
+                    self._stop()  # it died: start another one, once
+                    if attempt:
+                        raise
+                    continue
+                finally:
+                    theirs.close()
+                return Connection(ours.detach())
+        raise AssertionError("unreachable")
+
+    def _server(self) -> socket.socket:
+        if self._socket is not None and self._process is not None:
+            if self._process.poll() is None:
+                return self._socket
+            self._stop()
+        ours, theirs = socket.socketpair()
+        env = dict(os.environ)
+        env[_SERVER_FD_ENV] = str(theirs.fileno())
+        # The same imports as here, wherever acp-lsp was started from.
+        env["PYTHONPATH"] = os.pathsep.join(p for p in sys.path if p and os.path.isdir(p))
+        self._process = subprocess.Popen(
+            [sys.executable, "-c", "from acp_backend.validation.isolation import serve; serve()"],
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,  # never the language server's stdio channel
+            pass_fds=[theirs.fileno()],
+            env=env,
+        )
+        theirs.close()
+        self._socket = ours
+        return ours
+
+    def _stop(self) -> None:
+        if self._socket is not None:
+            self._socket.close()  # the server exits when this closes
+        if self._process is not None:
+            with contextlib.suppress(ProcessLookupError):
+                self._process.kill()
+            self._process.wait()
+        self._socket = self._process = None
+
+
+_SERVER = _ForkServer()
+
+
 async def judge_isolated(
     config: ValidationConfig,
     process: ProcessOutcome,
@@ -46,41 +119,35 @@ async def judge_isolated(
     max_findings: int,
     budget: float,
 ) -> Verdict:
-    """``validator.judge(config, process, root, max_findings)`` in a child
-    process; ``ParseTimeout`` after ``budget`` seconds."""
-    ours, theirs = _CONTEXT.Pipe()
-    # The output goes down the pipe in chunks (below), not as an argument:
-    # pickling 64 MiB in one piece would hold the GIL for a noticeable time.
-    bare = replace(process, stdout="", stderr="")
-    worker = _CONTEXT.Process(
-        target=_work, args=(theirs, config, bare, root, max_findings), daemon=True
-    )
+    """``validator.judge(config, process, root, max_findings)`` in a forked
+    child; ``ParseTimeout`` after ``budget`` seconds."""
     try:
-        try:
-            await asyncio.to_thread(worker.start)
-        except (OSError, RuntimeError) as exc:
-            raise ParseCrashed(f"could not start the process reading the output: {exc}") from None
-        theirs.close()
-        exchange = asyncio.to_thread(_exchange, ours, (process.stdout, process.stderr))
-        try:
-            answer = await asyncio.wait_for(exchange, budget)
-        except TimeoutError:
-            raise ParseTimeout from None
+        connection = await asyncio.to_thread(_SERVER.connect)
+        pid = await asyncio.to_thread(connection.recv)
+    except (OSError, EOFError) as exc:
+        raise ParseCrashed(f"could not start the process reading the output: {exc}") from None
+    request = (config, replace(process, stdout="", stderr=""), root, max_findings, budget)
+    texts = (process.stdout, process.stderr)
+    answered = False
+    try:
+        exchange = asyncio.to_thread(_exchange, connection, request, texts)
+        answer = await asyncio.wait_for(exchange, budget)
+        answered = not isinstance(answer, ParseCrashed)
+    except TimeoutError:
+        raise ParseTimeout from None
     finally:
-        if worker.pid is not None:
-            worker.kill()  # a no-op once it has exited; unblocks the exchanging thread
-            await asyncio.to_thread(worker.join)
-        ours.close()
-        theirs.close()
+        if not answered:  # timeout or cancellation (an answered child exits by itself)
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGKILL)
+        connection.close()
     if isinstance(answer, BaseException):
         raise answer
     return cast("Verdict", answer)
 
 
-def _exchange(connection: Connection, texts: tuple[str, ...]) -> Any:
-    """Send each text in chunks (an empty one ends it), then receive the
-    answer: a verdict, then its findings in batches (None ends them)."""
+def _exchange(connection: Connection, request: tuple[Any, ...], texts: tuple[str, ...]) -> Any:
     try:
+        connection.send(request)
         for text in texts:
             for start in range(0, len(text), _CHUNK):
                 connection.send_bytes(text[start : start + _CHUNK].encode("utf-8", "surrogatepass"))
@@ -94,34 +161,51 @@ def _exchange(connection: Connection, texts: tuple[str, ...]) -> Any:
         return ParseCrashed("the process reading the output died")
 
 
+def serve() -> None:
+    """The fork server's main loop: one forked child per connection received."""
+    from acp_backend.validation import validator  # imported once, inherited by every fork
+
+    del validator
+    signal.signal(signal.SIGCHLD, signal.SIG_IGN)  # children reap themselves
+    listener = socket.socket(fileno=int(os.environ.pop(_SERVER_FD_ENV)))
+    while True:
+        message, fds, _, _ = socket.recv_fds(listener, 1, 1)
+        if not message:  # the backend closed its end: it is gone
+            return
+        if os.fork() == 0:
+            listener.close()
+            signal.signal(signal.SIGCHLD, signal.SIG_DFL)
+            try:
+                _child(Connection(fds[0]))
+            finally:
+                os._exit(0)
+        for fd in fds:
+            os.close(fd)
+
+
+def _child(connection: Connection) -> None:
+    from acp_backend.validation.validator import judge
+
+    connection.send(os.getpid())
+    config, process, root, max_findings, budget = connection.recv()
+    signal.alarm(math.ceil(budget) + 1)  # the default action ends the process
+    stdout, stderr = _receive_text(connection), _receive_text(connection)
+    whole = replace(process, stdout=stdout, stderr=stderr)
+    try:
+        answer: Verdict | Exception = judge(config, whole, root, max_findings)
+    except Exception as exc:  # sent back and raised in the backend
+        answer = exc
+    if isinstance(answer, Exception):
+        connection.send(answer)
+    else:
+        connection.send(replace(answer, findings=()))
+        for start in range(0, len(answer.findings), _BATCH):
+            connection.send(answer.findings[start : start + _BATCH])
+    connection.send(None)
+
+
 def _receive_text(connection: Connection) -> str:
     chunks = []
     while chunk := connection.recv_bytes():
         chunks.append(chunk)
     return b"".join(chunks).decode("utf-8", "surrogatepass")
-
-
-def _work(
-    connection: Connection,
-    config: ValidationConfig,
-    process: ProcessOutcome,
-    root: Path,
-    max_findings: int,
-) -> None:
-    from acp_backend.validation.validator import judge
-
-    stdout, stderr = _receive_text(connection), _receive_text(connection)
-    try:
-        answer: Any = judge(
-            config, replace(process, stdout=stdout, stderr=stderr), root, max_findings
-        )
-    except Exception as exc:  # sent back and raised in the backend, traceback logged there
-        answer = exc
-    if isinstance(answer, Exception):
-        connection.send(answer)
-    else:  # findings in batches: unpickling 10,000 at once would hold the GIL too long
-        connection.send(replace(answer, findings=()))
-        for start in range(0, len(answer.findings), _BATCH):
-            connection.send(answer.findings[start : start + _BATCH])
-    connection.send(None)
-    connection.close()
