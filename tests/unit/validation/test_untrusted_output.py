@@ -4,6 +4,7 @@ turn into one gigantic message (issue 8, items 4 and 5)."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import time
 from datetime import UTC, datetime
@@ -129,3 +130,40 @@ def test_huge_line_numbers_are_ignored_not_fatal(tmp_path: Path) -> None:
     verdict = judge(declared('format = "sarif"'), exited(json.dumps(sarif)), tmp_path)
     (finding,) = verdict.findings
     assert finding.location is not None and finding.location.line == 2**31 - 1
+
+
+def children_of(pid: int) -> list[int]:
+    found = []
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        if int(fields[1]) == pid and fields[0] != "Z":
+            found.append(int(stat.parent.name))
+    return found
+
+
+async def test_cancelling_a_run_kills_its_parse_at_once(tmp_path: Path) -> None:
+    from acp_backend.validation import isolation
+
+    config = declared("format = \"pattern\"\npattern = '^(?P<message>(a+)+)$'\ntimeout = 60")
+    parse = asyncio.create_task(
+        judge_bounded(config, exited("a" * 40 + "!\n"), tmp_path, 100, datetime.now(UTC))
+    )
+    server = None
+    for _ in range(200):  # until the child is running
+        await asyncio.sleep(0.02)
+        process = isolation._SERVER._process
+        if process is not None and children_of(process.pid):
+            server = process.pid
+            break
+    assert server is not None
+    parse.cancel()
+    with contextlib.suppress(asyncio.CancelledError):
+        await parse
+    for _ in range(100):
+        if not children_of(server):
+            break
+        await asyncio.sleep(0.02)
+    assert children_of(server) == []
