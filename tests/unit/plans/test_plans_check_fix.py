@@ -1,0 +1,87 @@
+"""``acp-lsp check --fix`` applies the tools' fixes through plan.create/preview/apply."""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+from datetime import UTC, datetime
+from pathlib import Path
+
+from acp_backend.facade import create_facade
+from acp_backend.ids import new_ulid
+from acp_client.models import (
+    Finding,
+    FindingFix,
+    Location,
+    PlanOrigin,
+    TextEdit,
+    ValidationMode,
+    ValidationResult,
+)
+from lsp_server.cli_check import main
+
+
+def unused_os(path: str) -> Finding:
+    """What ruff reports, with its fix, for `import os` on line 0 of ``path``."""
+    where = Location(path=path, line=0, character=0, end_line=1, end_character=0)
+    fix = FindingFix(description="Remove `os`", edits=(TextEdit(location=where, new_text=""),))
+    return Finding(
+        location=Location(path=path, line=0, character=7),
+        message="`os` imported but unused",
+        code="F401",
+        fixes=(fix,),
+    )
+
+
+def ruff_like_result(resource_id: str, project: Path, paths: list[str]) -> ValidationResult:
+    now = datetime.now(UTC)
+    return ValidationResult(
+        id=new_ulid(),
+        validation="ruff",
+        mode=ValidationMode.REQUIRED,
+        passed=False,
+        resource_id=resource_id,
+        run_id=new_ulid(),
+        started_at=now,
+        finished_at=now,
+        findings=tuple(unused_os(path) for path in paths),
+        file_hashes={p: hashlib.sha256((project / p).read_bytes()).hexdigest() for p in paths},
+    )
+
+
+def test_check_fix_applies_the_fixes_in_scope_as_one_plan(tmp_path: Path, project: Path) -> None:
+    data_dir = tmp_path / "data"
+
+    async def prepare() -> None:
+        facade = create_facade(data_dir)
+        try:
+            raw = await facade.dispatch("resource.register", {"path": str(project), "name": "p"})
+            paths = ["src/a.py", "src/c.py"]
+            for path in paths:
+                (project / path).write_text("import os\nx = 1\n")
+            facade.context.store.insert_result(ruff_like_result(raw["id"], project, paths))
+        finally:
+            await facade.aclose()
+
+    asyncio.run(prepare())
+    outside_scope = (project / "src" / "c.py").read_text()
+
+    status = main([str(project / "src" / "a.py"), "--no-run", "--fix", "--data-dir", str(data_dir)])
+
+    assert status == 1  # --no-run reports the results it had: ruff failed
+    assert (project / "src" / "a.py").read_text() == "x = 1\n"
+    assert (project / "src" / "c.py").read_text() == outside_scope  # not in the PATHs given
+
+    async def plans() -> list[dict[str, object]]:
+        facade = create_facade(data_dir)
+        try:
+            return (await facade.dispatch("plan.list", {}))["plans"]  # type: ignore[no-any-return]
+        finally:
+            await facade.aclose()
+
+    [plan] = asyncio.run(plans())
+    assert (plan["state"], plan["origin"], plan["author"]) == (
+        "applied",
+        PlanOrigin.FINDING_FIX,
+        "acp-lsp check --fix",
+    )
