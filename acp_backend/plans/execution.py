@@ -15,7 +15,14 @@ import logging
 from collections.abc import Sequence
 from pathlib import Path
 
-from acp_backend.plans.changes import Target, build_changes, read_bytes, read_text, sha256
+from acp_backend.plans.changes import (
+    Target,
+    build_changes,
+    read_bytes,
+    read_text,
+    sha256,
+    targets_from_diff,
+)
 from acp_backend.plans.lifecycle import Plans, Superseded
 from acp_backend.plans.sandbox import Sandbox, create_sandbox, files
 from acp_backend.validation.config import ValidationConfig
@@ -102,6 +109,9 @@ async def _run_fix(resource: Resource, config: ValidationConfig, sandbox: Sandbo
             else ChangeKind.MODIFY
         )
         targets.append(Target(kind, path, base, new, _executable(sandbox.root, path)))
+    if not targets and outcome.stdout.startswith(("diff --git ", "--- ")):
+        # A fixer that prints its fix as a diff instead (``ruff check --diff``).
+        return await asyncio.to_thread(targets_from_diff, resource.root, outcome.stdout)
     if not targets:
         tail = outcome.stderr.strip()[-_TAIL:] or outcome.stdout.strip()[-_TAIL:]
         detail = f" (exit status {outcome.status}: {tail})" if outcome.status else ""

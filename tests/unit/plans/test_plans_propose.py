@@ -53,6 +53,14 @@ fix = [{json.dumps(PY)}, "-c", "import time; time.sleep(30)"]
 applies_to = ["none"]
 
 [[validations]]
+name = "diff-fixer"
+mode = "informational"
+command = [{json.dumps(PY)}, "-c", "pass"]
+format = "exit-code"
+fix = [{json.dumps(PY)}, "print_diff.py"]
+applies_to = ["none"]
+
+[[validations]]
 name = "no-fix"
 mode = "informational"
 command = [{json.dumps(PY)}, "-c", "pass"]
@@ -64,6 +72,8 @@ applies_to = ["none"]
 @pytest.fixture
 def project(project: Path) -> Path:
     (project / "acp.toml").write_text(CONFIG)
+    diff = "--- src/b.py\n+++ src/b.py\n@@ -1 +1 @@\n-x = 1\n+x = 3\n"
+    (project / "print_diff.py").write_text(f"print({diff!r}, end='')\n")
     return project
 
 
@@ -155,3 +165,12 @@ async def test_a_git_resource_gets_a_worktree_with_its_uncommitted_changes(
     await facade.dispatch("plan.cancel", {"plan_id": plan.id})
     assert not leftovers(sandbox.parent, "*")
     assert len(worktrees(project)) == 1
+
+
+async def test_a_fixer_that_prints_a_diff_has_its_diff_taken(
+    facade: BackendFacade, project: Path
+) -> None:
+    plan = await settled(facade, (await propose(facade, "diff-fixer")).id)
+    assert plan.state is PlanState.COMPLETE, plan.reason
+    preview = await facade.dispatch("plan.preview", {"plan_id": plan.id})
+    assert [c["new_text"] for c in preview["changes"]] == ["x = 3\n"]
