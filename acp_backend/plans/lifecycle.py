@@ -87,6 +87,9 @@ class Plans:
         return plan
 
     async def close_sandbox(self, plan: Plan) -> None:
+        """Stop the plan's sandbox validation run if it is still going, then close."""
+        if plan.validation_run_id is not None:
+            await asyncio.shield(self.validation.runs.cancel(plan.validation_run_id))
         await asyncio.to_thread(self.close_sandbox_now, plan)
 
     def close_sandbox_now(self, plan: Plan) -> None:
