@@ -3,22 +3,18 @@
 from __future__ import annotations
 
 import asyncio
-import hashlib
-from datetime import UTC, datetime
 from pathlib import Path
 
 from acp_backend.facade import create_facade
-from acp_backend.ids import new_ulid
 from acp_client.models import (
     Finding,
     FindingFix,
     Location,
     PlanOrigin,
     TextEdit,
-    ValidationMode,
-    ValidationResult,
 )
 from lsp_server.cli_check import main
+from tests.unit.plans.plan_helpers import ruff_result
 
 
 def unused_os(path: str) -> Finding:
@@ -33,22 +29,6 @@ def unused_os(path: str) -> Finding:
     )
 
 
-def ruff_like_result(resource_id: str, project: Path, paths: list[str]) -> ValidationResult:
-    now = datetime.now(UTC)
-    return ValidationResult(
-        id=new_ulid(),
-        validation="ruff",
-        mode=ValidationMode.REQUIRED,
-        passed=False,
-        resource_id=resource_id,
-        run_id=new_ulid(),
-        started_at=now,
-        finished_at=now,
-        findings=tuple(unused_os(path) for path in paths),
-        file_hashes={p: hashlib.sha256((project / p).read_bytes()).hexdigest() for p in paths},
-    )
-
-
 def test_check_fix_applies_the_fixes_in_scope_as_one_plan(tmp_path: Path, project: Path) -> None:
     data_dir = tmp_path / "data"
 
@@ -59,7 +39,8 @@ def test_check_fix_applies_the_fixes_in_scope_as_one_plan(tmp_path: Path, projec
             paths = ["src/a.py", "src/c.py"]
             for path in paths:
                 (project / path).write_text("import os\nx = 1\n")
-            facade.context.store.insert_result(ruff_like_result(raw["id"], project, paths))
+            findings = tuple(unused_os(path) for path in paths)
+            facade.context.store.insert_result(ruff_result(raw["id"], project, findings))
         finally:
             await facade.aclose()
 

@@ -19,54 +19,28 @@ from tests.unit.plans.plan_helpers import (
     worktrees,
 )
 
-# A required check that fails while `bad` is in src/b.py, and two fixers.
-CONFIG = f"""
-[[validations]]
-name = "nobad"
-mode = "required"
-command = [{json.dumps(PY)}, "-c", "import sys; sys.exit('bad' in open('src/b.py').read())"]
-format = "exit-code"
-applies_to = ["*.py"]
 
-[[validations]]
-name = "good-fixer"
-mode = "informational"
-command = [{json.dumps(PY)}, "-c", "pass"]
-format = "exit-code"
-fix = [{json.dumps(PY)}, "-c", "open('src/b.py', 'w').write('x = 2  # good\\\\n')"]
-applies_to = ["none"]
+def fixer(name: str, *fix: str) -> str:
+    """An informational validation that never runs on a change, with ``fix`` as its fix."""
+    fix_line = f"fix = {json.dumps([PY, *fix])}\n" if fix else ""
+    return (
+        f'[[validations]]\nname = "{name}"\nmode = "informational"\n'
+        f'command = {json.dumps([PY, "-c", "pass"])}\nformat = "exit-code"\n'
+        f'{fix_line}applies_to = ["none"]\n\n'
+    )
 
-[[validations]]
-name = "bad-fixer"
-mode = "informational"
-command = [{json.dumps(PY)}, "-c", "pass"]
-format = "exit-code"
-fix = [{json.dumps(PY)}, "-c", "open('src/b.py', 'w').write('x = 2  # bad\\\\n')"]
-applies_to = ["none"]
 
-[[validations]]
-name = "slow-fixer"
-mode = "informational"
-command = [{json.dumps(PY)}, "-c", "pass"]
-format = "exit-code"
-fix = [{json.dumps(PY)}, "-c", "import time; time.sleep(30)"]
-applies_to = ["none"]
-
-[[validations]]
-name = "diff-fixer"
-mode = "informational"
-command = [{json.dumps(PY)}, "-c", "pass"]
-format = "exit-code"
-fix = [{json.dumps(PY)}, "print_diff.py"]
-applies_to = ["none"]
-
-[[validations]]
-name = "no-fix"
-mode = "informational"
-command = [{json.dumps(PY)}, "-c", "pass"]
-format = "exit-code"
-applies_to = ["none"]
-"""
+# A required check that fails while `bad` is in src/b.py, and fixers.
+NOBAD = "import sys; sys.exit('bad' in open('src/b.py').read())"
+CONFIG = (
+    f'[[validations]]\nname = "nobad"\nmode = "required"\n'
+    f'command = {json.dumps([PY, "-c", NOBAD])}\nformat = "exit-code"\napplies_to = ["*.py"]\n\n'
+    + fixer("good-fixer", "-c", "open('src/b.py', 'w').write('x = 2  # good\\n')")
+    + fixer("bad-fixer", "-c", "open('src/b.py', 'w').write('x = 2  # bad\\n')")
+    + fixer("slow-fixer", "-c", "import time; time.sleep(30)")
+    + fixer("diff-fixer", "print_diff.py")
+    + fixer("no-fix")
+)
 
 
 @pytest.fixture
