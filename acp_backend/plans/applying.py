@@ -26,7 +26,7 @@ from acp_backend.plans.changes import (
 )
 from acp_backend.plans.lifecycle import Plans, Superseded
 from acp_backend.plans.text import LineRange
-from acp_client.errors import Conflict, InvalidState, NotFound
+from acp_client.errors import Conflict, InvalidState, NotFound, PlanError
 from acp_client.events import PlanApplied, PlanChanged
 from acp_client.models import FileChange, Plan, PlanPhase, PlanState, Resource
 from acp_client.operations import PlanApplyParams
@@ -122,6 +122,10 @@ async def apply_plan(plans: Plans, params: PlanApplyParams) -> Plan:
         applied = await asyncio.to_thread(_apply_locked, plans, plan, resource, changes, params)
     except Superseded:
         raise InvalidState(f"plan {plan.id} changed state while being applied") from None
+    except OSError as exc:  # staged files were rolled back: nothing was written
+        raise PlanError(
+            f"plan {plan.id} could not be written: {exc}", remedy="check the files' permissions"
+        ) from None
     announce(plans, applied, written_paths(changes), params.applied_by_client)
     await plans.close_sandbox(plan)
     if not params.applied_by_client:

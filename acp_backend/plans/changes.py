@@ -50,6 +50,8 @@ def read_bytes(root: str, path: str) -> bytes | None:
         info = os.stat(target)
     except FileNotFoundError:
         return None
+    except NotADirectoryError:
+        raise PlanError(f"{path}: a directory on its way is a file") from None
     if not stat.S_ISREG(info.st_mode):
         raise PlanError(f"{path} is not a regular file")
     with open(target, "rb") as handle:

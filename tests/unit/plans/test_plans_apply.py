@@ -126,6 +126,29 @@ async def test_a_target_outside_the_root_is_refused(facade: BackendFacade, path:
         await create(facade, files=files)
 
 
+async def test_a_diff_climbing_out_is_refused(facade: BackendFacade) -> None:
+    with pytest.raises(OutsideRoot):
+        await create(facade, diff="--- /dev/null\n+++ b/../evil.py\n@@ -0,0 +1 @@\n+x = 1\n")
+
+
+async def test_a_failed_write_is_a_plan_error_and_nothing_is_written(
+    facade: BackendFacade, project: Path
+) -> None:
+    # A name the file system takes, but whose temporary sibling is too long for it.
+    long_name = "n" * 240 + ".py"
+    files = [
+        {"path": "src/b.py", "new_text": "x = 2\n"},
+        {"path": f"src/{long_name}", "kind": "create", "new_text": "y = 1\n"},
+    ]
+    plan = await create(facade, files=files)
+    shown = await preview(facade, plan)
+    with pytest.raises(PlanError, match="could not be written"):
+        await apply(facade, plan, shown.plan_hash)
+    assert (project / "src" / "b.py").read_text() == "x = 1\n"
+    assert not leftovers(project, ".*.tmp")
+    assert (await facade.dispatch("plan.get", {"plan_id": plan.id}))["state"] == "complete"
+
+
 async def test_a_symlink_leading_out_is_refused_at_create_and_at_apply(
     facade: BackendFacade, project: Path, tmp_path: Path
 ) -> None:
