@@ -19,13 +19,14 @@ another process holds the lock, so recovery never races it.
 from __future__ import annotations
 
 import contextlib
-import fcntl
 import json
 import os
 import stat
+import sys
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import BinaryIO
 
 from acp_backend.plans.jail import jailed
 from acp_client.errors import InvalidState
@@ -51,21 +52,49 @@ def journal_dir(data_dir: Path) -> Path:
     return data_dir / "plans" / "journal"
 
 
-@contextlib.contextmanager
-def apply_lock(data_dir: Path, *, wait: bool = True) -> Iterator[bool]:
-    """The data dir's apply lock (yields False when ``wait`` is off and it is taken)."""
-    folder = journal_dir(data_dir)
-    folder.mkdir(parents=True, exist_ok=True)
-    with open(folder.parent / "apply.lock", "a+b") as handle:
+if sys.platform == "win32":
+    import msvcrt
+
+    def _lock(handle: BinaryIO, wait: bool) -> bool:
+        try:  # LK_LOCK retries for about 10 s, then raises
+            msvcrt.locking(handle.fileno(), msvcrt.LK_LOCK if wait else msvcrt.LK_NBLCK, 1)
+        except OSError:
+            if wait:
+                raise
+            return False
+        return True
+
+    def _unlock(handle: BinaryIO) -> None:
+        msvcrt.locking(handle.fileno(), msvcrt.LK_UNLCK, 1)
+
+else:
+    import fcntl
+
+    def _lock(handle: BinaryIO, wait: bool) -> bool:
         try:
             fcntl.flock(handle, fcntl.LOCK_EX if wait else fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
+            return False
+        return True
+
+    def _unlock(handle: BinaryIO) -> None:
+        fcntl.flock(handle, fcntl.LOCK_UN)
+
+
+@contextlib.contextmanager
+def apply_lock(data_dir: Path, *, wait: bool = True) -> Iterator[bool]:
+    """The data dir's apply lock, across processes; released if the holder dies.
+    Yields False when ``wait`` is off and another process holds it."""
+    folder = journal_dir(data_dir)
+    folder.mkdir(parents=True, exist_ok=True)
+    with open(folder.parent / "apply.lock", "a+b") as handle:
+        if not _lock(handle, wait):
             yield False
             return
         try:
             yield True
         finally:
-            fcntl.flock(handle, fcntl.LOCK_UN)
+            _unlock(handle)
 
 
 def _ops(root: str, plan_id: str, changes: Sequence[FileChange]) -> list[tuple[Op, FileChange]]:
