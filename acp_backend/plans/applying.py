@@ -23,6 +23,7 @@ from acp_backend.plans.changes import (
     plan_hash,
     produced_lines,
     read_text,
+    written_paths,
 )
 from acp_backend.plans.lifecycle import Plans, Superseded
 from acp_backend.plans.text import LineRange
@@ -38,10 +39,6 @@ APPLIABLE = (PlanState.COMPLETE, PlanState.CONSTRAINED)
 class Applied:
     plan: Plan
     paths: tuple[str, ...]
-
-
-def written_paths(changes: Sequence[FileChange]) -> tuple[str, ...]:
-    return tuple(sorted({p for c in changes for p in (c.path, c.old_path) if p}))
 
 
 def _conflict(paths: Sequence[str], why: str) -> Conflict:

@@ -213,6 +213,11 @@ def produced_lines(change: FileChange, base: str | None) -> list[LineRange]:
     return compute_edits(change.path, base, change.new_text)[1]
 
 
+def written_paths(changes: Sequence[FileChange]) -> tuple[str, ...]:
+    """Every path a change set writes, creates or removes, sorted."""
+    return tuple(sorted({p for c in changes for p in target_paths(c)}))
+
+
 def target_paths(change: FileChange) -> tuple[str, ...]:
     """Every path ``change`` reads or writes."""
     return (change.old_path, change.path) if change.old_path else (change.path,)

@@ -72,6 +72,7 @@ async def test_a_fix_that_passes_in_the_sandbox_is_complete_and_applies(
     assert resolved["sandbox"] and resolved["logical_path"] == "src/b.py"
     results = await facade.dispatch("validation.list_results", {"resource": "p", "plan": plan.id})
     assert {r["validation"]: r["passed"] for r in results["results"]} == {"nobad": True}
+    assert {r["run_id"] for r in results["results"]} == {plan.validation_run_id}
 
     preview = await facade.dispatch("plan.preview", {"plan_id": plan.id})
     applied = await facade.dispatch(
