@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import logging
 import os
 import stat
 import sys
@@ -31,6 +32,8 @@ from typing import BinaryIO
 from acp_backend.plans.jail import jailed
 from acp_client.errors import InvalidState
 from acp_client.models import ChangeKind, FileChange
+
+log = logging.getLogger(__name__)
 
 NEW_FILE_MODE = 0o644
 
@@ -172,7 +175,11 @@ def recover(data_dir: Path, committed: Callable[[str], bool]) -> list[str]:
     if not folder.is_dir():
         return []
     for path in sorted(folder.glob("*.json")):
-        journal = _read_journal(path)
+        try:
+            journal = _read_journal(path)
+        except InvalidState as exc:  # keep it for a person; the backend still starts
+            log.error("%s", exc)
+            continue
         if committed(journal.plan_id):
             roll_forward(journal)
             forward.append(journal.plan_id)

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from acp_backend.facade import BackendFacade
+from acp_backend.facade import BackendFacade, create_facade
 from acp_backend.plans.records import plans_touching
 from acp_client.errors import Conflict, InvalidParams, InvalidState, OutsideRoot, PlanError
 from acp_client.models import Plan, PlanOrigin, PlanPreview, PlanState
@@ -225,3 +225,12 @@ async def test_the_editor_applies_and_the_backend_records(
     (project / "src" / "b.py").write_text("x = 'neither'\n")
     with pytest.raises(Conflict):
         await apply(facade, other, shown.plan_hash, applied_by_client=True)
+
+
+async def test_an_unreadable_journal_does_not_stop_the_backend(data_dir: Path) -> None:
+    journals = data_dir / "plans" / "journal"
+    journals.mkdir(parents=True, exist_ok=True)
+    (journals / "01M8QZZZZZZZZZZZZZZZZZZZZZ.json").write_text("{not json")
+    facade = create_facade(data_dir)  # starts, logs, keeps the file for a person
+    await facade.aclose()
+    assert (journals / "01M8QZZZZZZZZZZZZZZZZZZZZZ.json").exists()
