@@ -17,12 +17,12 @@ from pathlib import Path
 from acp_backend.plans import journal
 from acp_backend.plans.changes import (
     applied_hashes,
-    current_hashes,
+    current_contents,
     expected_hashes,
+    hashes_of,
     moved_paths,
     plan_hash,
     produced_lines,
-    read_text,
     written_paths,
 )
 from acp_backend.plans.lifecycle import Plans, Superseded
@@ -49,8 +49,9 @@ def _conflict(paths: Sequence[str], why: str) -> Conflict:
     )
 
 
-def _check(changes: Sequence[FileChange], root: str, params: PlanApplyParams) -> None:
-    current = current_hashes(root, changes)
+def _check(
+    changes: Sequence[FileChange], current: dict[str, str | None], params: PlanApplyParams
+) -> None:
     if params.applied_by_client:
         if params.expected_hash != plan_hash(changes, expected_hashes(changes)):
             raise _conflict([], "the plan is not the one previewed")
@@ -74,13 +75,15 @@ def _apply_locked(
         plan = plans.records.get(plan.id)  # another process may have moved it
         if plan.state not in APPLIABLE:
             raise InvalidState(f"plan {plan.id} is {plan.state}: it cannot be applied")
-        _check(changes, resource.root, params)
+        contents = current_contents(resource.root, changes)
+        _check(changes, hashes_of(contents), params)
         lines: dict[str, list[LineRange]] = {}
         staged = None
         if not params.applied_by_client:
             for change in changes:
-                base = read_text(resource.root, change.old_path or change.path)
-                lines[change.path] = produced_lines(change, base)
+                base = contents[change.old_path or change.path]
+                text = None if base is None else base.decode("utf-8")
+                lines[change.path] = produced_lines(change, text)
             staged = journal.stage(plans.ctx.data_dir, resource.root, plan.id, changes)
         applied = plan.model_copy(
             update={
