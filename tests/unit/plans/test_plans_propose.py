@@ -32,6 +32,10 @@ def fixer(name: str, *fix: str) -> str:
 
 # A required check that fails while `bad` is in src/b.py, and fixers.
 NOBAD = "import sys; sys.exit('bad' in open('src/b.py').read())"
+MESSY = (
+    "import os; os.makedirs('src/__pycache__'); open('src/__pycache__/b.pyc', 'w').write('x'); "
+    "open('src/b.py', 'w').write('x = 2\\n')"
+)
 CONFIG = (
     f'[[validations]]\nname = "nobad"\nmode = "required"\n'
     f'command = {json.dumps([PY, "-c", NOBAD])}\nformat = "exit-code"\napplies_to = ["*.py"]\n\n'
@@ -39,6 +43,7 @@ CONFIG = (
     + fixer("bad-fixer", "-c", "open('src/b.py', 'w').write('x = 2  # bad\\n')")
     + fixer("slow-fixer", "-c", "import time; time.sleep(30)")
     + fixer("diff-fixer", "print_diff.py")
+    + fixer("messy-fixer", "-c", MESSY)
     + fixer("no-fix")
 )
 
@@ -149,3 +154,12 @@ async def test_a_fixer_that_prints_a_diff_has_its_diff_taken(
     assert plan.state is PlanState.COMPLETE, plan.reason
     preview = await facade.dispatch("plan.preview", {"plan_id": plan.id})
     assert [c["new_text"] for c in preview["changes"]] == ["x = 3\n"]
+
+
+async def test_caches_a_fixer_leaves_are_not_part_of_the_plan(
+    facade: BackendFacade, project: Path
+) -> None:
+    git_commit_all(project)  # git's view of the files, and no .gitignore to help
+    plan = await settled(facade, (await propose(facade, "messy-fixer")).id)
+    assert plan.state is PlanState.COMPLETE, plan.reason
+    assert plan.paths == ("src/b.py",)
