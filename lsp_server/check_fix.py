@@ -2,7 +2,8 @@
 
 The same path an editor's "Fix with <tool>" takes: one plan from the fixes
 attached to the findings in scope (``plan.create`` with ``findings``), its
-preview, then ``plan.apply`` with the previewed hash. The backend refuses
+preview, then ``plan.apply`` with the previewed hash, which re-runs the
+validations the fixes concern. The backend refuses
 overlapping fixes (recorded as decisions) and stale ones (CONFLICT), so a
 fix is never applied to content it was not computed on.
 """
@@ -13,6 +14,7 @@ import os
 from collections.abc import Callable, Sequence
 
 from acp_client.client import AcpClient
+from acp_client.follow import follow_runs
 from acp_client.models import FindingRef, Plan, Resource, ValidationResult
 
 AUTHOR = "acp-lsp check --fix"
@@ -38,10 +40,15 @@ async def apply_fixes(
     results: Sequence[ValidationResult],
     covers: Callable[[str], bool],
 ) -> Plan | None:
-    """Apply the fixes in scope as one plan; None when there are none."""
+    """Apply the fixes in scope as one plan, and wait for the validation runs
+    the apply started (their results are then the latest); None when there
+    are no fixes."""
     refs = fix_refs(resource, results, covers)
     if not refs:
         return None
+    before = await client.last_event_id()
     plan = await client.plan_create(resource.id, findings=refs, author=AUTHOR)
     preview = await client.plan_preview(plan.id)
-    return await client.plan_apply(plan.id, preview.plan_hash)
+    applied = await client.plan_apply(plan.id, preview.plan_hash)
+    await follow_runs(client, before, resource.id)
+    return applied

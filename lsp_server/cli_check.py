@@ -150,8 +150,7 @@ async def check(args: argparse.Namespace, given: Sequence[Given]) -> int:
                     fixed := await apply_fixes(client, scope.resource, found, scope.covers)
                 ):
                     tell(f"applied plan {fixed.id}: {', '.join(fixed.paths)}")
-                    if not args.no_run:  # report what the fixes left
-                        found = await run_and_wait(client, scope, started)
+                    found = await latest(client, scope.resource.id)  # what the fixes left
                 results.extend(found)
     except TimeoutError:
         for run_id in started:

@@ -7,10 +7,11 @@ import json
 
 from pydantic import TypeAdapter, ValidationError
 
-from acp_backend.cli_support import CLIENT_NAME, Subcommands, client_command, format_table
+from acp_backend.cli_support import Subcommands, client_command, format_table
 from acp_client import AcpClient
 from acp_client.errors import InvalidParams
-from acp_client.events import PlanChanged, ValidationCompleted, ValidationStarted
+from acp_client.events import PlanChanged
+from acp_client.follow import follow_runs
 from acp_client.models import Decision, Plan, PlanState
 from acp_client.operations import PlanListResult
 
@@ -132,24 +133,12 @@ async def _apply(client: AcpClient, args: argparse.Namespace) -> str:
 async def _reruns(client: AcpClient, before: int | None, resource_id: str) -> list[str]:
     """Wait for the validation runs the apply started (a backend in this very
     process would cancel them on exit) and summarise them."""
-    now = (await client.initialize(client_name=CLIENT_NAME)).last_event_id or 0
-    pending: set[str] = set()
-    lines = []
-    async for event in client.events(before or 0):
-        if isinstance(event, ValidationStarted) and event.event_id <= now:
-            if event.resource_id == resource_id and event.plan_id is None:
-                pending.add(event.run_id)
-        elif isinstance(event, ValidationCompleted) and event.run_id in pending:
-            pending.discard(event.run_id)
-            s = event.summary
-            lines.append(
-                f"re-ran validations: {s.required_failed} required failed, "
-                f"{s.informational_failed} informational failed, "
-                f"{s.required_passed + s.informational_passed} passed"
-            )
-        if event.event_id >= now and not pending:
-            break
-    return lines
+    return [
+        f"re-ran validations: {s.required_failed} required failed, "
+        f"{s.informational_failed} informational failed, "
+        f"{s.required_passed + s.informational_passed} passed"
+        for s in (done.summary for done in await follow_runs(client, before, resource_id))
+    ]
 
 
 async def _cancel(client: AcpClient, args: argparse.Namespace) -> str:

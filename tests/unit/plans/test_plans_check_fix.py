@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import asyncio
+import json
+import sys
 from pathlib import Path
 
 from acp_backend.facade import create_facade
@@ -32,6 +34,13 @@ def unused_os(path: str) -> Finding:
 def test_check_fix_applies_the_fixes_in_scope_as_one_plan(tmp_path: Path, project: Path) -> None:
     data_dir = tmp_path / "data"
 
+    # The validation the result stands for: fails while a.py imports os.
+    check = [sys.executable, "-c", "import sys; sys.exit('import os' in open('src/a.py').read())"]
+    (project / "acp.toml").write_text(
+        f'[[validations]]\nname = "ruff"\nmode = "required"\ncommand = {json.dumps(check)}\n'
+        'format = "exit-code"\napplies_to = ["*.py"]\n'
+    )
+
     async def prepare() -> None:
         facade = create_facade(data_dir)
         try:
@@ -49,7 +58,8 @@ def test_check_fix_applies_the_fixes_in_scope_as_one_plan(tmp_path: Path, projec
 
     status = main([str(project / "src" / "a.py"), "--no-run", "--fix", "--data-dir", str(data_dir)])
 
-    assert status == 1  # --no-run reports the results it had: ruff failed
+    # The apply re-ran the validation (and check waited for it): nothing is left.
+    assert status == 0
     assert (project / "src" / "a.py").read_text() == "x = 1\n"
     assert (project / "src" / "c.py").read_text() == outside_scope  # not in the PATHs given
 
