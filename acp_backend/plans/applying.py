@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Sequence
-from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -33,12 +32,6 @@ from acp_client.models import FileChange, Plan, PlanPhase, PlanState, Resource
 from acp_client.operations import PlanApplyParams
 
 APPLIABLE = (PlanState.COMPLETE, PlanState.CONSTRAINED)
-
-
-@dataclass(frozen=True)
-class Applied:
-    plan: Plan
-    paths: tuple[str, ...]
 
 
 def _conflict(paths: Sequence[str], why: str) -> Conflict:
@@ -84,7 +77,13 @@ def _apply_locked(
                 base = contents[change.old_path or change.path]
                 text = None if base is None else base.decode("utf-8")
                 lines[change.path] = produced_lines(change, text)
-            staged = journal.stage(plans.ctx.data_dir, resource.root, plan.id, changes)
+            try:
+                staged = journal.stage(plans.ctx.data_dir, resource.root, plan.id, changes)
+            except OSError as exc:  # stage rolled itself back: nothing was written
+                raise PlanError(
+                    f"plan {plan.id} could not be written: {exc}",
+                    remedy="check the files' permissions and the disk",
+                ) from None
         applied = plan.model_copy(
             update={
                 "phase": PlanPhase.APPLY,
@@ -122,10 +121,6 @@ async def apply_plan(plans: Plans, params: PlanApplyParams) -> Plan:
         applied = await asyncio.to_thread(_apply_locked, plans, plan, resource, changes, params)
     except Superseded:
         raise InvalidState(f"plan {plan.id} changed state while being applied") from None
-    except OSError as exc:  # staged files were rolled back: nothing was written
-        raise PlanError(
-            f"plan {plan.id} could not be written: {exc}", remedy="check the files' permissions"
-        ) from None
     announce(plans, applied, written_paths(changes), params.applied_by_client)
     await plans.close_sandbox(plan)
     if not params.applied_by_client:
