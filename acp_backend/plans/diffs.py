@@ -3,7 +3,8 @@
 Understood: ``diff --git`` headers with new/deleted files, renames (with or
 without hunks) and mode changes; plain ``---``/``+++`` diffs; ``a/``/``b/``
 prefixes; quoted paths; ``\\ No newline at end of file``. Binary patches,
-symlinks and submodules are refused. Lines split at ``\\n`` only, so a CRLF file keeps its ``\\r``.
+symlinks and submodules are refused. Lines split at ``\\n`` only, so a CRLF
+file keeps its ``\\r``.
 """
 
 from __future__ import annotations
