@@ -83,8 +83,9 @@ class DemoProject:
 def make_demo_project(tmp_path: Path) -> DemoProject:
     root = tmp_path / "demo"
     shutil.copytree(DEMO, root, ignore=shutil.ignore_patterns(".*_cache", "__pycache__"))
-    # Emacs' project.el finds the root through version control.
-    subprocess.run(["git", "init", "-q", str(root)], check=True)
+    # Inside a larger git checkout, as examples/demo is in this repository:
+    # every editor must still take the acp.toml folder as the server's root.
+    subprocess.run(["git", "init", "-q", str(tmp_path)], check=True)
     data_dir = tmp_path / "data"
     home = tmp_path / "home"
     home.mkdir()

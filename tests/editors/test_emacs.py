@@ -4,6 +4,8 @@ validation findings where they are: through eglot and through lsp-mode."""
 from __future__ import annotations
 
 import json
+import os
+import shutil
 import subprocess
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -58,9 +60,30 @@ LSP_MODE = Client(
 )
 
 
-@pytest.mark.parametrize("client", [EGLOT, LSP_MODE], ids=lambda client: client.library)
+# Longer than eglot's synchronous wait for `initialize` (eglot-sync-connect, 3 s).
+SLOW_START_S = 3.5
+
+
+def slow_server_on_path(tmp_path: Path, env: dict[str, str]) -> dict[str, str]:
+    """PATH with an `acp-lsp` first that waits SLOW_START_S before it starts
+    the real one, so `initialize` is answered only after that long."""
+    wrapper_dir = tmp_path / "slow-bin"
+    wrapper_dir.mkdir()
+    real = shutil.which("acp-lsp", path=env["PATH"])
+    assert real is not None
+    wrapper = wrapper_dir / "acp-lsp"
+    wrapper.write_text(f'#!/bin/sh\nsleep {SLOW_START_S}\nexec "{real}" "$@"\n', "utf-8")
+    wrapper.chmod(0o755)
+    return {"PATH": f"{wrapper_dir}{os.pathsep}{env['PATH']}"}
+
+
+@pytest.mark.parametrize(
+    ("client", "slow_start"),
+    [(EGLOT, False), (LSP_MODE, False), (EGLOT, True)],
+    ids=["eglot", "lsp-mode", "eglot-slow-initialize"],
+)
 def test_emacs_shows_demo_diagnostics(
-    client: Client, demo_project: DemoProject, tmp_path: Path
+    client: Client, slow_start: bool, demo_project: DemoProject, tmp_path: Path
 ) -> None:
     emacs = require_editor(emacs_with(client.library), f"Emacs with {client.library}")
     result_file = tmp_path / "emacs-result.json"
@@ -71,12 +94,15 @@ def test_emacs_shows_demo_diagnostics(
             "ACP_EMACS_CONFIG": str(CONFIG),
             "ACP_DEMO_FILE": str(demo_project.greetings),
             "ACP_RESULT_FILE": str(result_file),
+            **(slow_server_on_path(tmp_path, demo_project.env) if slow_start else {}),
         },
     )
     assert result_file.exists(), f"Emacs wrote no result: {completed.stderr}"
     result = json.loads(result_file.read_text(encoding="utf-8"))
     assert "error" not in result, f"{result}\n{completed.stderr}"
-    assert len(result["servers"]) == 1, result  # acp-lsp alone, started from the shipped config
+    (server,) = result["servers"]  # acp-lsp alone, started from the shipped config
+    # The acp.toml folder, not the git checkout around it.
+    assert Path(server["root"]) == demo_project.root, result
 
     shown = {(d["line"], d["column"], d["type"]): d["text"] for d in result["diagnostics"]}
     typo, todo = demo_project.typo(), demo_project.todo()

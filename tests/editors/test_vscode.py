@@ -1,5 +1,7 @@
-"""The VS Code extension in editors/vscode: its client code against the real
-server, its settings against the server's model, and its packaging."""
+"""The VS Code extension in editors/vscode: its launch code (where it finds
+the server; VS Code's client protocol against the real server), its settings
+against the server's model, its manifest and its packaging. The extension in a
+real VS Code is test_vscode_host.py."""
 
 from __future__ import annotations
 
@@ -46,7 +48,7 @@ def npm() -> Path:
     return npm
 
 
-def test_extension_client_gets_demo_diagnostics(npm: Path, demo_project: DemoProject) -> None:
+def test_extension_client_code(npm: Path, demo_project: DemoProject) -> None:
     node = require_editor(which("node"), "Node.js")
     completed = run_editor(
         [str(node), "--test", str(EXTENSION / "out" / "test")],
@@ -57,7 +59,8 @@ def test_extension_client_gets_demo_diagnostics(npm: Path, demo_project: DemoPro
         },
     )
     assert completed.returncode == 0, completed.stdout + completed.stderr
-    assert "# pass 1" in completed.stdout, completed.stdout
+    # diagnostics.test.ts (1) and launch.test.ts (4: where the server is found)
+    assert "# pass 5" in completed.stdout and "# fail 0" in completed.stdout, completed.stdout
 
 
 def expected_contributions() -> dict[str, dict[str, Any]]:
@@ -101,6 +104,15 @@ def test_extension_packs_into_a_vsix(npm: Path, tmp_path: Path) -> None:
     assert "extension/out/src/extension.js" in names
     assert "extension/node_modules/vscode-languageclient/package.json" in names
     assert not any(name.startswith("extension/out/test/") for name in names)
+
+
+def test_extension_stays_off_in_untrusted_workspaces() -> None:
+    """acp-lsp runs the commands in acp.toml: VS Code must keep the extension
+    off until the user trusts the folder, and say why."""
+    manifest = json.loads((EXTENSION / "package.json").read_text(encoding="utf-8"))
+    untrusted = manifest["capabilities"]["untrustedWorkspaces"]
+    assert untrusted["supported"] is False
+    assert "acp.toml" in untrusted["description"]
 
 
 def test_extension_registers_the_commands_it_contributes() -> None:
