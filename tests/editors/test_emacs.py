@@ -7,12 +7,11 @@ import json
 import os
 import shutil
 import subprocess
-from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
-from editor_harness import ROOT, DemoProject, Finding, require_editor, run_editor, which
+from editor_harness import ROOT, DemoProject, require_editor, run_editor, which
 
 HERE = Path(__file__).parent
 CONFIG = ROOT / "editors" / "emacs" / "acp-lsp.el"
@@ -38,26 +37,14 @@ class Client:
     driver: str
     error_type: str  # the flymake diagnostic types this client reports
     warning_type: str
-    # Where in the buffer line the client puts a finding. Buffer columns count
-    # characters (code points): eglot converts the server's UTF-16 offsets
-    # right; lsp-mode 8.0 takes them as characters, one column too far right
-    # per emoji before the finding (documented in docs/editors.md).
-    buffer_column: Callable[[Finding], int]
     # Whether the client announces work-done progress, so the run shows as progress.
     progress: bool
 
 
-EGLOT = Client(
-    "eglot", "eglot_driver.el", "eglot-error", "eglot-warning", lambda f: f.codepoint_column, False
-)
-LSP_MODE = Client(
-    "lsp-mode",
-    "lsp_mode_driver.el",
-    ":error",
-    ":warning",
-    lambda f: f.utf16_column,
-    True,
-)
+EGLOT = Client("eglot", "eglot_driver.el", "eglot-error", "eglot-warning", False)
+# lsp-mode 8.0 counts columns in characters while announcing UTF-16: the
+# server recognises it and sends it characters (ADR 0013).
+LSP_MODE = Client("lsp-mode", "lsp_mode_driver.el", ":error", ":warning", True)
 
 
 # Longer than eglot's synchronous wait for `initialize` (eglot-sync-connect, 3 s).
@@ -106,9 +93,12 @@ def test_emacs_shows_demo_diagnostics(
 
     shown = {(d["line"], d["column"], d["type"]): d["text"] for d in result["diagnostics"]}
     typo, todo = demo_project.typo(), demo_project.todo()
-    typo_at = (typo.line, client.buffer_column(typo), client.error_type)
+    # Buffer columns count characters: both clients put a finding after the
+    # line's emoji at the same column, the finding's own.
+    assert typo.utf16_column > typo.codepoint_column  # the line has emoji before it
+    typo_at = (typo.line, typo.codepoint_column, client.error_type)
     assert "nmae" in shown.get(typo_at, ""), result
-    todo_at = (todo.line, client.buffer_column(todo), client.warning_type)
+    todo_at = (todo.line, todo.codepoint_column, client.warning_type)
     assert "pick the farewell" in shown.get(todo_at, ""), result
     if client.progress:
         assert result["progress"][:1] == ["begin"] and result["progress"][-1:] == ["end"], result
