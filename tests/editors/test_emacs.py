@@ -104,3 +104,36 @@ def test_emacs_shows_demo_diagnostics(
         assert result["progress"][:1] == ["begin"] and result["progress"][-1:] == ["end"], result
     else:
         assert result["progress"] == [], result  # never sent to a client that cannot show it
+
+
+@pytest.mark.parametrize("client", [EGLOT, LSP_MODE], ids=lambda client: client.library)
+def test_emacs_shows_a_broken_acp_toml_on_its_line(
+    client: Client, demo_project: DemoProject, tmp_path: Path
+) -> None:
+    """acp.toml buffers are served too (conf-toml-mode): a config error shows
+    there, on the offending line."""
+    emacs = require_editor(emacs_with(client.library), f"Emacs with {client.library}")
+    config = demo_project.root / "acp.toml"
+    lines = config.read_text(encoding="utf-8").splitlines(keepends=True)
+    broken = next(n for n, line in enumerate(lines) if line.startswith("mode = "))
+    lines[broken] = 'mode = "mandatory"\n'
+    config.write_text("".join(lines), encoding="utf-8")
+    result_file = tmp_path / "emacs-result.json"
+    completed = run_editor(
+        [str(emacs), "--batch", "-l", str(HERE / client.driver)],
+        demo_project,
+        {
+            "ACP_EMACS_CONFIG": str(CONFIG),
+            "ACP_DEMO_FILE": str(config),
+            "ACP_RESULT_FILE": str(result_file),
+            "ACP_ERROR_ONLY": "1",
+        },
+    )
+    assert result_file.exists(), f"Emacs wrote no result: {completed.stderr}"
+    result = json.loads(result_file.read_text(encoding="utf-8"))
+    assert "error" not in result, f"{result}\n{completed.stderr}"
+    shown = [(d["line"], d["type"], d["text"]) for d in result["diagnostics"]]
+    assert any(
+        line == broken and kind == client.error_type and "mode" in text
+        for line, kind, text in shown
+    ), result

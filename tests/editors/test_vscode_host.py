@@ -187,3 +187,5 @@ def test_vscode_shows_demo_diagnostics_and_restarts(
         assert "nmae" in at(result[step], typo, ERROR), (step, result)
         assert "pick the farewell" in at(result[step], todo, WARNING), (step, result)
     assert result["starts"] == 2 and result["running_after_restart"], result
+    # vscode-languageclient announces pull and workspace/diagnostic/refresh.
+    assert result["pulls"] is True, result

@@ -20,6 +20,8 @@ export interface Api {
   /** How many times a server was started (the restart command adds one). */
   starts(): number;
   running(): boolean;
+  /** Whether the server offered pull diagnostics to this client (else it pushes). */
+  pulls(): boolean;
 }
 
 const SET_PATH = 'Set path…';
@@ -130,6 +132,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<Api> {
     server: () => lastServer,
     starts: () => starts,
     running: () => client?.state === State.Running,
+    pulls: () => client?.initializeResult?.capabilities.diagnosticProvider !== undefined,
   };
 }
 

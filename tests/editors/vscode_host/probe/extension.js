@@ -63,6 +63,7 @@ async function probe(result) {
   await vscode.commands.executeCommand('acpLsp.restart');
   result.starts = api.starts();
   result.running_after_restart = api.running();
+  result.pulls = api.pulls();
   await until(() => errorAndWarning(uri));
   result.after_restart = shown(uri);
 }
