@@ -6,7 +6,6 @@ real VS Code is test_vscode_host.py."""
 from __future__ import annotations
 
 import json
-import subprocess
 import zipfile
 from pathlib import Path
 from typing import Any
@@ -15,16 +14,18 @@ import pytest
 import pytest_lsp
 from editor_harness import (
     EDITOR_TIMEOUT_S,
-    ROOT,
+    VSCODE_EXTENSION,
     DemoProject,
+    build_vscode_extension,
     require_editor,
     run_editor,
+    run_ok,
     which,
 )
 
 from lsp_server.settings import SECTION, settings_schema
 
-EXTENSION = ROOT / "editors" / "vscode"
+EXTENSION = VSCODE_EXTENSION
 # pytest-lsp's recording of the capabilities VS Code sends.
 VSCODE_CAPABILITIES = (
     Path(pytest_lsp.__file__).parent / "clients" / "visual_studio_code_v1.65.2.json"
@@ -33,19 +34,7 @@ VSCODE_CAPABILITIES = (
 
 @pytest.fixture(scope="module")
 def npm() -> Path:
-    """npm, once editors/vscode is compiled (tsc) against its npm ci-installed dependencies."""
-    npm = require_editor(which("npm"), "Node.js with npm")
-    require_editor(EXTENSION / "node_modules" / ".package-lock.json", "editors/vscode's npm deps")
-    built = subprocess.run(
-        [str(npm), "run", "--silent", "build"],
-        cwd=EXTENSION,
-        capture_output=True,
-        text=True,
-        check=False,
-        timeout=120,
-    )
-    assert built.returncode == 0, built.stdout + built.stderr
-    return npm
+    return build_vscode_extension()
 
 
 def test_extension_client_code(npm: Path, demo_project: DemoProject) -> None:
@@ -91,15 +80,8 @@ def test_extension_settings_match_the_server_model() -> None:
 
 def test_extension_packs_into_a_vsix(npm: Path, tmp_path: Path) -> None:
     vsix = tmp_path / "acp-lsp.vsix"
-    packed = subprocess.run(
-        [str(npm), "run", "--silent", "package", "--", "--out", str(vsix)],
-        cwd=EXTENSION,
-        capture_output=True,
-        text=True,
-        check=False,
-        timeout=EDITOR_TIMEOUT_S * 2,
-    )
-    assert packed.returncode == 0, packed.stdout + packed.stderr
+    package = [str(npm), "run", "--silent", "package", "--", "--out", str(vsix)]
+    run_ok(package, EXTENSION, timeout=EDITOR_TIMEOUT_S * 2)
     names = set(zipfile.ZipFile(vsix).namelist())
     assert "extension/out/src/extension.js" in names
     assert "extension/node_modules/vscode-languageclient/package.json" in names

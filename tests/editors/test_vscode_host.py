@@ -19,12 +19,21 @@ from pathlib import Path
 from typing import IO, Any
 
 import pytest
-from editor_harness import BIN, ROOT, DemoProject, Finding, require_editor, which
+from editor_harness import (
+    BIN,
+    VSCODE_EXTENSION,
+    DemoProject,
+    Finding,
+    build_vscode_extension,
+    require_editor,
+    run_ok,
+    which,
+)
 
 HOST = Path(__file__).with_name("vscode_host")
 CODE_SERVER = HOST / "node_modules" / ".bin" / "code-server"
 CHROMIUM = Path("/usr/bin/chromium")
-VSCE = ROOT / "editors" / "vscode" / "node_modules" / ".bin" / "vsce"
+VSCE = VSCODE_EXTENSION / "node_modules" / ".bin" / "vsce"
 # Start to result: code-server ~5 s, the workbench and extension host ~10 s,
 # the server, a validation run and a restart a few more.
 HOST_TIMEOUT_S = 75
@@ -32,15 +41,8 @@ ERROR, WARNING = 0, 1  # vscode.DiagnosticSeverity
 
 
 def package(extension_dir: Path, vsix: Path) -> Path:
-    packed = subprocess.run(
-        [str(VSCE), "package", "--allow-missing-repository", "--skip-license", "--out", str(vsix)],
-        cwd=extension_dir,
-        capture_output=True,
-        text=True,
-        check=False,
-        timeout=60,
-    )
-    assert packed.returncode == 0, packed.stdout + packed.stderr
+    package_args = ["package", "--allow-missing-repository", "--skip-license", "--out", str(vsix)]
+    run_ok([str(VSCE), *package_args], extension_dir, timeout=60)
     return vsix
 
 
@@ -64,33 +66,21 @@ def code_server(tmp_path: Path) -> Iterator[tuple[Path, Path]]:
     """code-server, Chromium and the packed extensions: (code-server, extensions dir)."""
     code_server = require_editor(CODE_SERVER, "code-server (npm, tests/editors/vscode_host)")
     require_editor(CHROMIUM, "Chromium (Debian's chromium)")
-    require_editor(VSCE, "editors/vscode's npm deps")
     node = require_editor(which("node"), "Node.js")
-    built = subprocess.run(
-        ["npm", "run", "--silent", "build"],
-        cwd=ROOT / "editors" / "vscode",
-        capture_output=True,
-        text=True,
-        check=False,
-        timeout=120,
-    )
-    assert built.returncode == 0, built.stdout + built.stderr
+    build_vscode_extension()
     extensions = tmp_path / "vscode-extensions"
     vsixes = [
-        package(ROOT / "editors" / "vscode", tmp_path / "acp-lsp.vsix"),
+        package(VSCODE_EXTENSION, tmp_path / "acp-lsp.vsix"),
         package(HOST / "probe", tmp_path / "probe.vsix"),
     ]
-    installed = subprocess.run(
+    run_ok(
         [
             *(str(node), str(code_server), "--extensions-dir", str(extensions)),
             *(arg for vsix in vsixes for arg in ("--install-extension", str(vsix))),
         ],
-        capture_output=True,
-        text=True,
-        check=False,
+        tmp_path,
         timeout=60,
     )
-    assert installed.returncode == 0, installed.stdout + installed.stderr
     yield code_server, extensions
 
 
