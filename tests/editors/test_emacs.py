@@ -137,3 +137,34 @@ def test_emacs_shows_a_broken_acp_toml_on_its_line(
         line == broken and kind == client.error_type and "mode" in text
         for line, kind, text in shown
     ), result
+
+
+def test_lsp_mode_offers_the_server_only_below_an_acp_toml(
+    demo_project: DemoProject, tmp_path: Path
+) -> None:
+    """Elsewhere nothing is validated, and lsp-mode's flymake would wait for
+    diagnostics that never come (`Flymake:Wait`), even in a git repository."""
+    emacs = require_editor(emacs_with("lsp-mode"), "Emacs with lsp-mode")
+    stray = tmp_path / "elsewhere" / "notes.py"
+    stray.parent.mkdir()
+    stray.write_text("print('not validated')\n", encoding="utf-8")
+    subprocess.run(["git", "init", "-q", str(stray.parent)], check=True)
+    probe = """(progn (package-activate-all) (require 'lsp-mode)
+      (load (getenv "ACP_EMACS_CONFIG") nil t)
+      (princ (mapconcat (lambda (file)
+                          (with-current-buffer (find-file-noselect file)
+                            (format "%s=%s\\n" (file-name-nondirectory file)
+                                    (mapcar #'lsp--client-server-id (lsp--find-clients)))))
+                        (split-string (getenv "ACP_FILES") ":") "")))"""
+    completed = run_editor(
+        [str(emacs), "--batch", "--eval", probe],
+        demo_project,
+        {
+            "ACP_EMACS_CONFIG": str(CONFIG),
+            "ACP_FILES": f"{demo_project.greetings}:{stray}",
+        },
+    )
+    assert completed.returncode == 0, completed.stderr
+    offered = dict(line.split("=", 1) for line in completed.stdout.splitlines())
+    assert "acp-lsp" in offered["greetings.py"], completed.stdout
+    assert "acp-lsp" not in offered["notes.py"], completed.stdout
