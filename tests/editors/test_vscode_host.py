@@ -61,9 +61,10 @@ def listening_url(log: IO[str], deadline: float) -> str:
     raise AssertionError("code-server never listened:\n" + "".join(seen))
 
 
-@pytest.fixture
-def code_server(tmp_path: Path) -> Iterator[tuple[Path, Path]]:
+@pytest.fixture(scope="module")
+def code_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Path, Path]]:
     """code-server, Chromium and the packed extensions: (code-server, extensions dir)."""
+    tmp_path = tmp_path_factory.mktemp("vscode-host")
     code_server = require_editor(CODE_SERVER, "code-server (npm, tests/editors/vscode_host)")
     require_editor(CHROMIUM, "Chromium (Debian's chromium)")
     node = require_editor(which("node"), "Node.js")
@@ -92,8 +93,11 @@ def host_env(project: DemoProject) -> dict[str, str]:
 
 
 def run_host(
-    code_server: Path, extensions: Path, project: DemoProject, tmp_path: Path
+    host: tuple[Path, Path], project: DemoProject, tmp_path: Path, *, trusted: bool = True
 ) -> dict[str, Any]:
+    """Open the project in code-server; ``trusted`` plays the user who answers
+    "Yes, I trust the authors" (else the folder stays in Restricted Mode)."""
+    code_server, extensions = host
     result_file = tmp_path / "probe-result.json"
     env = {
         **host_env(project),
@@ -110,8 +114,9 @@ def run_host(
                 *("--bind-addr", "127.0.0.1:0", "--auth", "none"),
                 *("--user-data-dir", str(tmp_path / "vscode-user")),
                 *("--extensions-dir", str(extensions)),
-                *("--disable-telemetry", "--disable-update-check", "--disable-workspace-trust"),
+                *("--disable-telemetry", "--disable-update-check"),
                 *("--disable-getting-started-override", "--ignore-last-opened"),
+                *(["--disable-workspace-trust"] if trusted else []),
             ],
             env=env,
             stdout=log,
@@ -166,9 +171,9 @@ def test_vscode_shows_demo_diagnostics_and_restarts(
     (venv / "bin").mkdir(parents=True)
     (venv / "bin" / "acp-lsp").symlink_to(BIN / "acp-lsp")
 
-    result = run_host(*code_server, demo_project, tmp_path)
+    result = run_host(code_server, demo_project, tmp_path)
 
-    assert result["installed"] and result["activated_by_itself"], result
+    assert result["trusted"] and result["installed"] and result["activated_by_itself"], result
     expected_server = {"command": str(venv / "bin" / "acp-lsp"), "source": str(venv)}
     assert result["server"] == expected_server, result
     assert result["saved"], result
@@ -179,3 +184,11 @@ def test_vscode_shows_demo_diagnostics_and_restarts(
     assert result["starts"] == 2 and result["running_after_restart"], result
     # vscode-languageclient announces pull and workspace/diagnostic/refresh.
     assert result["pulls"] is True, result
+
+
+def test_vscode_keeps_the_extension_off_in_an_untrusted_folder(
+    code_server: tuple[Path, Path], demo_project: DemoProject, tmp_path: Path
+) -> None:
+    """The manifest's untrustedWorkspaces: false, as VS Code applies it."""
+    result = run_host(code_server, demo_project, tmp_path, trusted=False)
+    assert result == {"trusted": False, "installed": False}, result

@@ -1,7 +1,8 @@
 // Test-only extension, run inside a real VS Code (code-server) next to the
 // acp-lsp extension: it does what a new user does (open greetings.py, save
 // it), then runs the restart command, and writes what VS Code's diagnostics
-// API held at each step to $ACP_PROBE_RESULT as JSON.
+// API held at each step to $ACP_PROBE_RESULT as JSON. It runs in Restricted
+// Mode too, to report that acp-lsp does not.
 'use strict';
 const fs = require('fs');
 const vscode = require('vscode');
@@ -40,9 +41,11 @@ function errorAndWarning(uri) {
 
 async function probe(result) {
   const uri = vscode.Uri.file(process.env.ACP_PROBE_FILE);
+  result.trusted = vscode.workspace.isTrusted;
+  // VS Code hides an extension it keeps off (Restricted Mode) from the host.
   const extension = vscode.extensions.getExtension('acp-lsp.acp-lsp');
   result.installed = extension !== undefined;
-  if (!extension) {
+  if (!extension || !result.trusted) {
     return;
   }
   // Activated by the folder's acp.toml, without anyone asking.
