@@ -48,8 +48,8 @@ def test_extension_client_code(npm: Path, demo_project: DemoProject) -> None:
         },
     )
     assert completed.returncode == 0, completed.stdout + completed.stderr
-    # diagnostics.test.ts (1) and launch.test.ts (4: where the server is found)
-    assert "# pass 5" in completed.stdout and "# fail 0" in completed.stdout, completed.stdout
+    # diagnostics.test.ts (1) and launch.test.ts (5: where the server is found)
+    assert "# pass 6" in completed.stdout and "# fail 0" in completed.stdout, completed.stdout
 
 
 def expected_contributions() -> dict[str, dict[str, Any]]:

@@ -81,7 +81,8 @@ function* candidates(places: SearchPlaces): Generator<Candidate> {
       }
     }
   }
-  if (places.pythonInterpreter) {
+  // A bare `python` (no directory) says nothing about where acp-lsp would be.
+  if (places.pythonInterpreter && paths.isAbsolute(places.pythonInterpreter)) {
     const command = paths.join(paths.dirname(places.pythonInterpreter), exe);
     yield { command, source: "the Python extension's selected interpreter", place: command };
   }

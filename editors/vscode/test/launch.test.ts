@@ -43,6 +43,13 @@ test("the folder's .venv comes first, then venv, a parent's, interpreter, pipx, 
   }
 });
 
+test('an interpreter given as a bare command is not a place', () => {
+  const root = mkdtempSync(join(tmpdir(), 'acp-lsp-find-'));
+  const search = findServer(places(root, { pythonInterpreter: 'python3' }), () => false);
+  assert.ok(!search.tried.some((place) => place.startsWith('acp-lsp') || place.startsWith('python')), search.tried.join());
+  assert.equal(search.tried.length, 3); // the venvs, pipx, PATH
+});
+
 test('PIPX_BIN_DIR replaces ~/.local/bin', () => {
   const root = mkdtempSync(join(tmpdir(), 'acp-lsp-find-'));
   const pipx = executable(join(root, 'pipx-bin', 'acp-lsp'));
