@@ -32,7 +32,7 @@ from lsp_server.backend import (
     Connector,
     degraded_message,
 )
-from lsp_server.capabilities import ClientSupport
+from lsp_server.capabilities import ClientSupport, as_it_behaves
 from lsp_server.features import Feature
 from lsp_server.features.diagnostics import Diagnostics
 from lsp_server.roots import DECLARATION_FILE, Placement, Roots, file_path
@@ -52,7 +52,10 @@ class AcpProtocol(LanguageServerProtocol):
     def lsp_initialize(
         self, params: types.InitializeParams
     ) -> Generator[Any, Any, types.InitializeResult]:
-        result = yield from super().lsp_initialize(params)
+        behaves = as_it_behaves(params)
+        if behaves is not params:
+            log.info("client %s: counting columns as it does (ADR 0013)", params.client_info)
+        result = yield from super().lsp_initialize(behaves)
         if not self._server.support.pull_diagnostics:
             # Advertising pull to a push client would make it ask, and show both.
             result.capabilities.diagnostic_provider = None
@@ -84,7 +87,8 @@ class AcpLanguageServer(LanguageServer):
     @property
     def encoding(self) -> str:
         """The position encoding negotiated at ``initialize``."""
-        return str(self.workspace.position_encoding or types.PositionEncodingKind.Utf16)
+        negotiated = self.workspace.position_encoding or types.PositionEncodingKind.Utf16
+        return types.PositionEncodingKind(negotiated).value
 
     # --- lifecycle ---------------------------------------------------------
 
