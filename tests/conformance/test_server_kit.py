@@ -24,9 +24,7 @@ def test_acp_lsp_passes_in_every_profile(tmp_path: Path) -> None:
         for check in ("severity_table", "clears_on_pass", "clean_shutdown", "no_stdout_noise"):
             assert outcomes[f"{check}[{profile}]"] == "pass", (check, profile)
         assert outcomes[f"positions[{profile}-conf-required]"] == "pass"
-    # Helix sends no workspace folders: nothing to say about one.
-    assert outcomes["unregistered_folder[helix]"] == "skip"
-    assert outcomes["unregistered_folder[neovim-0.7]"] == "pass"
+        assert outcomes[f"unregistered_folder[{profile}]"] == "pass"  # all send folders
 
 
 @pytest.mark.parametrize(
