@@ -1,0 +1,248 @@
+"""The change-set renderer: fixes and plans -> WorkspaceEdit, in every encoding.
+
+The edits are checked by applying them the way an editor does (positions
+in the negotiated unit) and comparing the text, not by their shape alone.
+"""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+from lsprotocol import types
+
+from acp_client.models import FileChange, Location, TextEdit
+from lsp_server.positions import split_lines
+from lsp_server.workspace_edits import (
+    Annotation,
+    EditSupport,
+    Stale,
+    Target,
+    Unsupported,
+    fix_edit,
+    plan_edit,
+    sha256,
+    text_edits,
+)
+
+ENCODINGS = ["utf-8", "utf-16", "utf-32"]
+FULL = EditSupport(document_changes=True, create=True, delete=True, annotations=True)
+
+
+def offset(text: str, position: types.Position, encoding: str) -> int:
+    """The string index of an LSP position, as an editor computes it."""
+    starts = [0] + [m.end() for m in re.finditer(r"\r\n|\r|\n", text)]
+    start = starts[position.line] if position.line < len(starts) else len(text)
+    line = split_lines(text)[position.line] if position.line < len(starts) else ""
+    units, index = 0, 0
+    while index < len(line) and units < position.character:
+        char = line[index]
+        if encoding == "utf-8":
+            units += len(char.encode("utf-8"))
+        else:
+            units += 2 if encoding == "utf-16" and ord(char) > 0xFFFF else 1
+        index += 1
+    return start + index
+
+
+def apply(text: str, edits: list[types.TextEdit], encoding: str) -> str:
+    spans = sorted(
+        (
+            (offset(text, e.range.start, encoding), offset(text, e.range.end, encoding), e.new_text)
+            for e in edits
+        ),
+        reverse=True,
+    )
+    for start, end, new in spans:
+        text = text[:start] + new + text[end:]
+    return text
+
+
+def edits_of(edit: types.WorkspaceEdit, uri: str) -> list[types.TextEdit]:
+    if edit.changes is not None:
+        return list(edit.changes[uri])
+    found: list[types.TextEdit] = []
+    for change in edit.document_changes or ():
+        if isinstance(change, types.TextDocumentEdit) and change.text_document.uri == uri:
+            found.extend(
+                types.TextEdit(range=e.range, new_text=e.new_text)
+                for e in change.edits
+                if not isinstance(e, types.SnippetTextEdit)
+            )
+    return found
+
+
+CASES = [
+    ("a\nb\nc\n", "a\nB\nc\n"),
+    ("import os\nx = 1\n", "x = 1\n"),
+    ("no newline", "no newline at all"),
+    ("one\ntwo", "one\ntwo\nthree"),
+    ("é🙂 = 1\r\nb = 2\r\n", "é🙂 = 2\r\nb = 2\r\n"),
+    ("", "new\n"),
+    ("gone\n", ""),
+]
+
+
+@pytest.mark.parametrize("encoding", ENCODINGS)
+@pytest.mark.parametrize(("old", "new"), CASES)
+def test_text_edits_turn_old_into_new(old: str, new: str, encoding: str) -> None:
+    assert apply(old, text_edits(old, new, encoding), encoding) == new
+
+
+def test_text_edits_are_minimal() -> None:
+    old = "".join(f"line {i}\n" for i in range(100))
+    new = old.replace("line 50\n", "line fifty\n")
+    (edit,) = text_edits(old, new, "utf-16")
+    assert (edit.range.start.line, edit.range.end.line, edit.new_text) == (50, 51, "line fifty\n")
+
+
+def fix(path: str, line: int, char: int, end_line: int, end_char: int, *, text: str) -> TextEdit:
+    location = Location(
+        path=path, line=line, character=char, end_line=end_line, end_character=end_char
+    )
+    return TextEdit(location=location, new_text=text)
+
+
+@pytest.mark.parametrize("encoding", ENCODINGS)
+def test_a_fix_lands_where_the_tool_meant_in_every_encoding(encoding: str) -> None:
+    text = "s = 'é🙂'; import os\nprint(s)\n"
+    target = {"a.py": Target("file:///r/a.py", 7, text)}
+    # Delete "; import os" (code points 8..19 on line 0).
+    edit = fix_edit(
+        [fix("a.py", 0, 8, 0, 19, text="")], target, encoding, FULL, {"a.py": sha256(text)}
+    )
+    (document,) = edit.document_changes or ()
+    assert isinstance(document, types.TextDocumentEdit)
+    assert document.text_document.version == 7  # the editor refuses it if the buffer moved
+    assert apply(text, edits_of(edit, "file:///r/a.py"), encoding) == "s = 'é🙂'\nprint(s)\n"
+
+
+def test_ruffs_unused_import_fix_deletes_the_whole_line() -> None:
+    text = "import os\nimport sys\n"
+    edit = fix_edit(
+        [fix("a.py", 0, 0, 1, 0, text="")],
+        {"a.py": Target("file:///a.py", 1, text)},
+        "utf-16",
+        FULL,
+    )
+    assert apply(text, edits_of(edit, "file:///a.py"), "utf-16") == "import sys\n"
+
+
+def test_a_fix_for_a_file_that_changed_since_the_run_is_stale() -> None:
+    target = {"a.py": Target("file:///a.py", 2, "import os\nx = 1\n")}
+    with pytest.raises(Stale, match="changed since the validation ran"):
+        fix_edit(
+            [fix("a.py", 0, 0, 1, 0, text="")],
+            target,
+            "utf-16",
+            FULL,
+            {"a.py": sha256("import os\n")},
+        )
+
+
+def test_overlapping_fix_edits_are_refused() -> None:
+    target = {"a.py": Target("file:///a.py", 1, "abcdef\n")}
+    with pytest.raises(Stale, match="overlap"):
+        fix_edit(
+            [fix("a.py", 0, 0, 0, 3, text="x"), fix("a.py", 0, 2, 0, 4, text="y")],
+            target,
+            "utf-16",
+            FULL,
+        )
+
+
+def test_without_document_changes_the_edit_is_a_changes_map() -> None:
+    text = "a\n"
+    edit = fix_edit(
+        [fix("a.py", 0, 0, 0, 1, text="b")],
+        {"a.py": Target("file:///a.py", 1, text)},
+        "utf-16",
+        EditSupport(),
+    )
+    assert edit.document_changes is None
+    assert apply(text, edits_of(edit, "file:///a.py"), "utf-16") == "b\n"
+
+
+def change(path: str, base: str | None, new: str | None, kind: str = "modify") -> FileChange:
+    return FileChange(
+        path=path, kind=kind, base_sha256=None if base is None else sha256(base), new_text=new
+    )
+
+
+def test_a_plan_becomes_versioned_annotated_edits() -> None:
+    old, new = "x = 1\ny = 2\n", "x = 1\ny = 3\n"
+    targets = {"a.py": Target("file:///r/a.py", 4, old)}
+    annotation = Annotation("plan-P", "Fix lint", "from ruff")
+    edit = plan_edit([change("a.py", old, new)], targets, "utf-16", FULL, annotation)
+    (document,) = edit.document_changes or ()
+    assert isinstance(document, types.TextDocumentEdit)
+    assert document.text_document.version == 4
+    assert all(
+        isinstance(e, types.AnnotatedTextEdit) and e.annotation_id == "plan-P"
+        for e in document.edits
+    )
+    assert edit.change_annotations == {
+        "plan-P": types.ChangeAnnotation(
+            label="Fix lint", needs_confirmation=True, description="from ruff"
+        )
+    }
+    assert apply(old, edits_of(edit, "file:///r/a.py"), "utf-16") == new
+
+
+def test_annotations_only_when_the_client_supports_them() -> None:
+    old = "a\n"
+    support = EditSupport(document_changes=True)
+    edit = plan_edit(
+        [change("a.py", old, "b\n")],
+        {"a.py": Target("file:///a.py", 1, old)},
+        "utf-16",
+        support,
+        Annotation("i", "l"),
+    )
+    assert edit.change_annotations is None
+    (document,) = edit.document_changes or ()
+    assert isinstance(document, types.TextDocumentEdit)
+    assert not any(isinstance(e, types.AnnotatedTextEdit) for e in document.edits)
+
+
+def test_a_dirty_buffer_is_never_edited_over() -> None:
+    targets = {"a.py": Target("file:///a.py", 9, "x = 1  # typed, unsaved\n", dirty=True)}
+    with pytest.raises(Stale, match="unsaved changes"):
+        plan_edit([change("a.py", "x = 1\n", "x = 2\n")], targets, "utf-16", FULL)
+
+
+def test_a_file_that_moved_since_the_preview_is_stale() -> None:
+    targets = {"a.py": Target("file:///a.py", None, "x = 5\n")}
+    with pytest.raises(Stale, match="changed since the preview"):
+        plan_edit([change("a.py", "x = 1\n", "x = 2\n")], targets, "utf-16", FULL)
+
+
+def test_created_and_deleted_files() -> None:
+    targets = {
+        "new.py": Target("file:///new.py", None, None),
+        "old.py": Target("file:///old.py", None, "bye\n"),
+    }
+    changes = [
+        change("new.py", None, "hello\n", "create"),
+        change("old.py", "bye\n", None, "delete"),
+    ]
+    edit = plan_edit(changes, targets, "utf-16", FULL)
+    kinds = [type(c).__name__ for c in edit.document_changes or ()]
+    assert kinds == ["CreateFile", "TextDocumentEdit", "DeleteFile"]
+    assert apply("", edits_of(edit, "file:///new.py"), "utf-16") == "hello\n"
+    with pytest.raises(Unsupported):
+        plan_edit(changes, targets, "utf-16", EditSupport(document_changes=True))
+
+
+def test_creating_a_file_that_exists_is_stale() -> None:
+    targets = {"new.py": Target("file:///new.py", None, "already\n")}
+    with pytest.raises(Stale, match="exists already"):
+        plan_edit([change("new.py", None, "x\n", "create")], targets, "utf-16", FULL)
+
+
+def test_support_is_read_from_the_client_capabilities() -> None:
+    from pytest_lsp import client_capabilities
+
+    vscode = EditSupport.of(client_capabilities("visual-studio-code"))
+    assert vscode == EditSupport(document_changes=True, create=True, delete=True, annotations=True)
+    assert EditSupport.of(types.ClientCapabilities()) == EditSupport()
