@@ -127,6 +127,11 @@ class DiagnosticsStore:
         by_validation = self._marks.get(key, {})
         return [mark for marks in by_validation.values() for mark in marks]
 
+    def latest(self, resource_id: str, validation: str) -> ValidationResult | None:
+        """The result shown for a validation of a resource (what a
+        diagnostic's ``data`` leads back to)."""
+        return self._latest.get((resource_id, validation))
+
     def version(self, key: FileKey) -> int:
         return self._versions.get(key, 0)
 
