@@ -242,7 +242,7 @@ def _plan_actions(view: DocumentView) -> Iterable[types.CodeAction]:
             yield _action(f"Preview {name}", PLAN_KIND, PREVIEW_PLAN, args)
             if plan.state is PlanState.CONSTRAINED:
                 # Refused unless forced: the user chooses the force, the backend records it.
-                reason = plan.error or "a required validation failed in its sandbox"
+                reason = plan.reason or "a required validation failed in its sandbox"
                 forced = PlanArgs(plan_id=plan.id, force=True)
                 yield _action(
                     f"Apply {name} anyway (constrained: {reason})", PLAN_KIND, APPLY_PLAN, forced

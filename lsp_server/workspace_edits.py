@@ -24,7 +24,7 @@ from dataclasses import dataclass
 
 from lsprotocol import types
 
-from acp_client.models import FileChange, Location, TextEdit
+from acp_client.models import ChangeKind, FileChange, Location, TextEdit
 from lsp_server.positions import column, split_lines
 
 _LINE = re.compile(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+$")
@@ -40,7 +40,7 @@ class Stale(Exception):
 
 
 class Unsupported(Exception):
-    """The client cannot take this edit (it creates or deletes a file)."""
+    """The client cannot take this edit (it creates, deletes or renames a file)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -61,6 +61,7 @@ class EditSupport:
     document_changes: bool = False
     create: bool = False
     delete: bool = False
+    rename: bool = False
     annotations: bool = False
 
     @classmethod
@@ -69,11 +70,13 @@ class EditSupport:
         edit = workspace.workspace_edit if workspace is not None else None
         if edit is None:
             return cls()
-        operations = set(edit.resource_operations or ())
+        # Resource operations exist only inside ``documentChanges``.
+        operations = set(edit.resource_operations or ()) if edit.document_changes else set()
         return cls(
             document_changes=bool(edit.document_changes),
             create=types.ResourceOperationKind.Create in operations,
             delete=types.ResourceOperationKind.Delete in operations,
+            rename=types.ResourceOperationKind.Rename in operations,
             annotations=edit.change_annotation_support is not None,
         )
 
@@ -113,19 +116,7 @@ def fix_edit(
         want = (expected or {}).get(path)
         if want is not None and sha256(target.text) != want:
             raise Stale(path, "the file changed since the validation ran")
-        lines = split_lines(target.text)
-        spans = sorted(
-            (_span(edit.location, lines), edit.new_text)
-            for edit in edits
-            if edit.location.path == path
-        )
-        for (first, _), (second, _) in itertools.pairwise(spans):
-            if second[0] < first[1]:
-                raise Stale(path, "the fix's edits overlap")
-        by_path[path] = [
-            types.TextEdit(range=_range(lines, start, end, encoding), new_text=text)
-            for (start, end), text in spans
-        ]
+        by_path[path] = located_edits(path, edits, split_lines(target.text), encoding)
     return _assemble(
         [(_target(targets, path), edits_) for path, edits_ in by_path.items()], support, None
     )
@@ -138,30 +129,65 @@ def plan_edit(
     support: EditSupport,
     annotation: Annotation | None = None,
 ) -> types.WorkspaceEdit:
-    """A previewed plan as a WorkspaceEdit: minimal line edits per file.
+    """A previewed plan as a WorkspaceEdit.
 
     Every target must still hold the change's base text (``base_sha256``;
-    a created file must not exist yet). ``Unsupported`` when the plan
-    creates or deletes a file and the client cannot.
+    a created file, or a rename's new name, must not exist yet). The
+    change's own edits are used when it has them, else minimal line edits
+    from its new text. ``Unsupported`` when the plan creates, deletes or
+    renames a file and the client cannot.
     """
     annotation = annotation if support.annotations else None
-    steps: list[tuple[Target, list[types.TextEdit]] | types.CreateFile | types.DeleteFile] = []
+    note = annotation.id if annotation is not None else None
+    steps: list[Step] = []
     for change in changes:
-        target = _target(targets, change.path)
-        _check_base(change, target)
-        if change.kind == "delete":
-            if not support.delete:
-                raise Unsupported(f"the editor cannot delete files ({change.path})")
-            steps.append(types.DeleteFile(uri=target.uri, annotation_id=_id(annotation)))
+        source = _target(targets, change.old_path or change.path)
+        _check_base(change, source, targets)
+        if change.kind is ChangeKind.DELETE:
+            _require(support.delete, "delete", change.path)
+            steps.append(types.DeleteFile(uri=source.uri, annotation_id=note))
             continue
-        old = target.text or ""
-        if change.kind == "create":
-            if not support.create:
-                raise Unsupported(f"the editor cannot create files ({change.path})")
-            steps.append(types.CreateFile(uri=target.uri, annotation_id=_id(annotation)))
-            target = Target(target.uri, None, "")
-        steps.append((target, text_edits(old, change.new_text or "", encoding)))
+        if change.kind is ChangeKind.CREATE:
+            _require(support.create, "create", change.path)
+            steps.append(types.CreateFile(uri=source.uri, annotation_id=note))
+            source = Target(source.uri, None, "")
+        lines = split_lines(source.text or "")
+        if change.edits:
+            edits = located_edits(change.old_path or change.path, change.edits, lines, encoding)
+        else:
+            edits = text_edits(source.text or "", change.new_text or "", encoding)
+        if edits:
+            steps.append((source, edits))
+        if change.kind is ChangeKind.RENAME:
+            _require(support.rename, "rename", change.path)
+            new_uri = _target(targets, change.path).uri
+            steps.append(types.RenameFile(old_uri=source.uri, new_uri=new_uri, annotation_id=note))
     return _assemble(steps, support, annotation)
+
+
+def located_edits(
+    path: str,
+    edits: Sequence[TextEdit],
+    lines: Sequence[str],
+    encoding: types.PositionEncodingKind | str,
+) -> list[types.TextEdit]:
+    """Contract edits (code points) of one file, in document order, as LSP
+    edits; overlapping ones are ``Stale`` (they would not mean what they say)."""
+    spans = sorted(
+        (_span(edit.location, lines), edit.new_text) for edit in edits if edit.location.path == path
+    )
+    for (first, _), (second, _) in itertools.pairwise(spans):
+        if second[0] < first[1]:
+            raise Stale(path, "the edits overlap")
+    return [
+        types.TextEdit(range=_range(lines, start, end, encoding), new_text=text)
+        for (start, end), text in spans
+    ]
+
+
+def _require(supported: bool, operation: str, path: str) -> None:
+    if not supported:
+        raise Unsupported(f"the editor cannot {operation} files ({path})")
 
 
 def text_edits(
@@ -184,20 +210,25 @@ def text_edits(
     return edits
 
 
-def _check_base(change: FileChange, target: Target) -> None:
-    if change.kind == "create":
-        if target.text is not None:
+def _check_base(change: FileChange, source: Target, targets: Mapping[str, Target]) -> None:
+    if change.kind is ChangeKind.CREATE:
+        if source.text is not None:
             raise Stale(change.path, "the file the plan creates exists already")
         return
-    if target.text is None:
-        raise Stale(change.path, "the file no longer exists")
-    if change.base_sha256 is not None and sha256(target.text) != change.base_sha256:
-        reason = "it has unsaved changes" if target.dirty else "it changed since the preview"
-        raise Stale(change.path, reason)
+    if source.text is None:
+        raise Stale(change.old_path or change.path, "the file no longer exists")
+    if change.base_sha256 is not None and sha256(source.text) != change.base_sha256:
+        reason = "it has unsaved changes" if source.dirty else "it changed since the preview"
+        raise Stale(change.old_path or change.path, reason)
+    if change.kind is ChangeKind.RENAME and _target(targets, change.path).text is not None:
+        raise Stale(change.path, "the file the plan renames to exists already")
+
+
+Step = tuple[Target, list[types.TextEdit]] | types.CreateFile | types.RenameFile | types.DeleteFile
 
 
 def _assemble(
-    steps: Sequence[tuple[Target, list[types.TextEdit]] | types.CreateFile | types.DeleteFile],
+    steps: Sequence[Step],
     support: EditSupport,
     annotation: Annotation | None,
 ) -> types.WorkspaceEdit:
@@ -243,10 +274,6 @@ def _annotated(
     return types.AnnotatedTextEdit(
         range=edit.range, new_text=edit.new_text, annotation_id=annotation.id
     )
-
-
-def _id(annotation: Annotation | None) -> str | None:
-    return annotation.id if annotation is not None else None
 
 
 def _target(targets: Mapping[str, Target], path: str) -> Target:

@@ -46,7 +46,7 @@ def unused_import(*fixes: FindingFix) -> ValidationResult:
     return result("ruff", findings=[flagged.model_copy(update={"fixes": fixes}), other])
 
 
-def plan(state: PlanState, paths: tuple[str, ...] = ("a.py",), error: str | None = None) -> Plan:
+def plan(state: PlanState, paths: tuple[str, ...] = ("a.py",), reason: str | None = None) -> Plan:
     return Plan(
         id="P1",
         resource_id="R",
@@ -56,7 +56,7 @@ def plan(state: PlanState, paths: tuple[str, ...] = ("a.py",), error: str | None
         created_at=NOW,
         updated_at=NOW,
         paths=paths,
-        error=error,
+        reason=reason,
     )
 
 
@@ -175,7 +175,7 @@ def test_plans_touching_the_document() -> None:
 
 
 def test_a_constrained_plan_is_applied_only_by_force_and_says_why() -> None:
-    constrained = plan(PlanState.CONSTRAINED, error="mypy failed in the sandbox")
+    constrained = plan(PlanState.CONSTRAINED, reason="mypy failed in the sandbox")
     actions = list_actions(view(plans=(constrained,)), at(0, 0), None, True)
     (apply,) = [a for a in actions if a.command and a.command.command == APPLY_PLAN]
     assert apply.title == "Apply plan “ruff fix” anyway (constrained: mypy failed in the sandbox)"

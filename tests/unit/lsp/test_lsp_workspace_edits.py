@@ -244,5 +244,51 @@ def test_support_is_read_from_the_client_capabilities() -> None:
     from pytest_lsp import client_capabilities
 
     vscode = EditSupport.of(client_capabilities("visual-studio-code"))
-    assert vscode == EditSupport(document_changes=True, create=True, delete=True, annotations=True)
+    assert vscode == EditSupport(
+        document_changes=True, create=True, delete=True, rename=True, annotations=True
+    )
     assert EditSupport.of(types.ClientCapabilities()) == EditSupport()
+
+
+def test_the_changes_own_edits_are_used_when_it_has_them() -> None:
+    old = "import os\nimport sys\n"
+    location = Location(path="a.py", line=0, character=0, end_line=1, end_character=0)
+    own = FileChange(
+        path="a.py",
+        base_sha256=sha256(old),
+        new_text="import sys\n",
+        edits=(TextEdit(location=location, new_text=""),),
+    )
+    edit = plan_edit([own], {"a.py": Target("file:///a.py", 3, old)}, "utf-16", FULL)
+    (document,) = edit.document_changes or ()
+    assert isinstance(document, types.TextDocumentEdit)
+    assert [(e.range.start.line, e.range.end.line, e.new_text) for e in document.edits] == [
+        (0, 1, "")
+    ]
+
+
+def test_a_rename_edits_the_old_file_then_moves_it() -> None:
+    old = "x = 1\n"
+    location = Location(path="old.py", line=0, character=4, end_line=0, end_character=5)
+    move = FileChange(
+        path="new.py",
+        kind="rename",
+        old_path="old.py",
+        base_sha256=sha256(old),
+        new_text="x = 2\n",
+        edits=(TextEdit(location=location, new_text="2"),),
+    )
+    targets = {
+        "old.py": Target("file:///old.py", 2, old),
+        "new.py": Target("file:///new.py", None, None),
+    }
+    support = EditSupport(document_changes=True, rename=True)
+    edit = plan_edit([move], targets, "utf-16", support)
+    steps = list(edit.document_changes or ())
+    assert [type(s).__name__ for s in steps] == ["TextDocumentEdit", "RenameFile"]
+    assert apply(old, edits_of(edit, "file:///old.py"), "utf-16") == "x = 2\n"
+    with pytest.raises(Unsupported):
+        plan_edit([move], targets, "utf-16", EditSupport(document_changes=True))
+    taken = {**targets, "new.py": Target("file:///new.py", None, "other\n")}
+    with pytest.raises(Stale, match="renames to exists"):
+        plan_edit([move], taken, "utf-16", support)
