@@ -27,6 +27,8 @@ from lsp_server import __version__
 from lsp_server.backend import BackendLink, Backoff, Connector
 from lsp_server.capabilities import ClientSupport
 from lsp_server.features import Feature
+from lsp_server.features.code_actions import CodeActions
+from lsp_server.features.commands import Commands
 from lsp_server.features.diagnostics import Diagnostics
 from lsp_server.roots import Placement, Roots, file_path
 from lsp_server.settings import SECTION, Settings, parse_settings, unwrap_section
@@ -70,7 +72,9 @@ class AcpLanguageServer(LanguageServer):
         self._settings_message: str | None = None
         self._stopping: asyncio.Task[None] | None = None
         self.diagnostics = Diagnostics(self)
-        self.features: tuple[Feature, ...] = (self.diagnostics,)
+        self.code_actions = CodeActions(self, self.diagnostics)
+        self.commands = Commands(self, self.code_actions)
+        self.features: tuple[Feature, ...] = (self.diagnostics, self.code_actions, self.commands)
 
     @property
     def encoding(self) -> str:

@@ -25,6 +25,7 @@ from dataclasses import dataclass
 from lsprotocol import types
 
 from acp_client.models import ChangeKind, FileChange, Location, TextEdit
+from lsp_server.capabilities import ClientSupport
 from lsp_server.positions import column, split_lines
 
 _LINE = re.compile(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+$")
@@ -65,19 +66,15 @@ class EditSupport:
     annotations: bool = False
 
     @classmethod
-    def of(cls, capabilities: types.ClientCapabilities) -> EditSupport:
-        workspace = capabilities.workspace
-        edit = workspace.workspace_edit if workspace is not None else None
-        if edit is None:
-            return cls()
+    def of(cls, client: ClientSupport) -> EditSupport:
         # Resource operations exist only inside ``documentChanges``.
-        operations = set(edit.resource_operations or ()) if edit.document_changes else set()
+        operations = client.resource_operations if client.document_changes else frozenset()
         return cls(
-            document_changes=bool(edit.document_changes),
+            document_changes=client.document_changes,
             create=types.ResourceOperationKind.Create in operations,
             delete=types.ResourceOperationKind.Delete in operations,
             rename=types.ResourceOperationKind.Rename in operations,
-            annotations=edit.change_annotation_support is not None,
+            annotations=client.document_changes and client.change_annotations,
         )
 
 

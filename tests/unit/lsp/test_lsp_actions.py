@@ -20,7 +20,7 @@ from acp_client.models import (
     ValidationResult,
     ValidationSpec,
 )
-from lsp_server.actions import (
+from lsp_server.features.code_actions.listing import (
     APPLY_FIX,
     APPLY_PLAN,
     FIX_ALL_KIND,
@@ -29,7 +29,7 @@ from lsp_server.actions import (
     DocumentView,
     list_actions,
 )
-from lsp_server.mapping import marks_for, to_diagnostic
+from lsp_server.features.diagnostics.mapping import marks_for, to_diagnostic
 from tests.unit.lsp.lsp_factories import finding, result
 
 NOW = datetime(2026, 1, 1, tzinfo=UTC)

@@ -12,6 +12,7 @@ import pytest
 from lsprotocol import types
 
 from acp_client.models import FileChange, Location, TextEdit
+from lsp_server.capabilities import ClientSupport
 from lsp_server.positions import split_lines
 from lsp_server.workspace_edits import (
     Annotation,
@@ -243,11 +244,17 @@ def test_creating_a_file_that_exists_is_stale() -> None:
 def test_support_is_read_from_the_client_capabilities() -> None:
     from pytest_lsp import client_capabilities
 
-    vscode = EditSupport.of(client_capabilities("visual-studio-code"))
+    def of(capabilities: types.ClientCapabilities) -> EditSupport:
+        return EditSupport.of(ClientSupport.of(types.InitializeParams(capabilities=capabilities)))
+
+    vscode = of(client_capabilities("visual-studio-code"))
     assert vscode == EditSupport(
         document_changes=True, create=True, delete=True, rename=True, annotations=True
     )
-    assert EditSupport.of(types.ClientCapabilities()) == EditSupport()
+    assert of(types.ClientCapabilities()) == EditSupport()
+    # Neovim does not announce documentChanges: it gets a changes map.
+    assert of(client_capabilities("neovim@v0.11")) == EditSupport()
+    assert of(client_capabilities("emacs")) == EditSupport(document_changes=True)
 
 
 def test_the_changes_own_edits_are_used_when_it_has_them() -> None:

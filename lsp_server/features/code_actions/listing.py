@@ -137,15 +137,19 @@ def list_actions(
     at: types.Range,
     only: Sequence[str] | None,
     resolve: bool,
+    context: Sequence[types.Diagnostic] = (),
 ) -> list[types.CodeAction]:
     """Every action at ``at``, filtered by the client's ``only`` kinds.
 
-    ``resolve``: the client resolves edits lazily; otherwise an action that
-    edits is a command the server carries out (``workspace/applyEdit``).
+    ``context``: the diagnostics the editor says are here (Neovim sends the
+    cursor line's); ours among them count even outside ``at``. ``resolve``:
+    the client resolves edits lazily; otherwise an action that edits is a
+    command the server carries out (``workspace/applyEdit``).
     """
     wanted = _kind_filter(only)
     actions: list[types.CodeAction] = []
-    here = [d for d in view.diagnostics if _overlaps(d.range, at)]
+    overlapping = [d for d in view.diagnostics if _overlaps(d.range, at)]
+    here = _unique([*overlapping, *(d for d in context if isinstance(d.data, dict))])
     if wanted(types.CodeActionKind.QuickFix):
         actions.extend(_fixes(view, here, resolve))
         actions.extend(_proposals(view, here))
@@ -290,6 +294,20 @@ def _action(
         command=None if lazy else types.Command(title, command, arguments=[payload["arguments"]]),
         data=payload if lazy else None,
     )
+
+
+def _unique(diagnostics: Iterable[types.Diagnostic]) -> list[types.Diagnostic]:
+    """One per finding (the editor's copy and ours are the same one)."""
+    seen: set[tuple[object, object]] = set()
+    kept = []
+    for diagnostic in diagnostics:
+        data = diagnostic.data if isinstance(diagnostic.data, dict) else {}
+        identity = (data.get("result_id"), data.get("finding"))
+        if identity[0] is not None and identity in seen:
+            continue
+        seen.add(identity)
+        kept.append(diagnostic)
+    return kept
 
 
 def _kind_filter(only: Sequence[str] | None) -> Callable[[str], bool]:
