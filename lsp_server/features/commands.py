@@ -380,4 +380,9 @@ def _settled(plan: Plan) -> str:
             "the code actions on those files."
         )
     reason = f": {plan.reason}" if plan.reason else ""
+    if plan.state is PlanState.CONSTRAINED:
+        return (
+            f"Plan “{plan.title}” is constrained{reason}. Preview it, and apply it anyway "
+            "from the code actions if it is still wanted (recorded as forced)."
+        )
     return f"Plan “{plan.title}” is {plan.state}{reason}."

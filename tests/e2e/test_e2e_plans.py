@@ -1,0 +1,187 @@
+"""Plans in the editor: offered on the files they touch, applied through
+``workspace/applyEdit`` (versioned, annotated where the editor can preview)
+and then recorded with the backend; refused with one clear message, and
+nothing written, when a file moved or a buffer holds unsaved changes;
+cancelled; proposed from a validation's fix command with progress."""
+
+from __future__ import annotations
+
+import asyncio
+import shutil
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+from lsprotocol import types
+
+from acp_client.models import Plan, PlanState, Resource
+from lsp_server.features.code_actions.listing import PLAN_KIND
+from tests.e2e.editing import Buffers
+from tests.e2e.lsp_harness import REPO, WAIT, Backend, Session, Starter, uri, wait_for
+from tests.e2e.test_e2e_code_actions import actions_at, choose, started
+
+SOURCE = "import os\nx = 1\n"
+DIFF = """\
+diff --git a/a.py b/a.py
+--- a/a.py
++++ b/a.py
+@@ -1,2 +1 @@
+-import os
+ x = 1
+"""
+PROFILES_AND_MODES = [
+    ("visual-studio-code", "local"),
+    ("neovim@v0.11", "local"),
+    ("emacs", "local"),
+    ("visual-studio-code", "server"),
+]
+
+
+async def submit(backend: Backend, resource: Resource, diff: str = DIFF) -> Plan:
+    """Another client (an agent, a CLI) submits a plan."""
+    raw = await backend.facade.dispatch(
+        "plan.create", {"resource": resource.id, "title": "Drop os", "diff": diff}
+    )
+    return Plan.model_validate(raw)
+
+
+async def plan_state(backend: Backend, plan: Plan) -> PlanState:
+    raw: Any = await backend.facade.dispatch("plan.get", {"plan_id": plan.id})
+    return Plan.model_validate(raw).state
+
+
+async def plan_action(session: Session, path: Path, title: str) -> types.CodeAction:
+    """The plan action named ``title`` once the server knows the plan."""
+    deadline = time.monotonic() + WAIT
+    while True:
+        actions = await actions_at(session, path, 0, 0, [PLAN_KIND])
+        found = next((a for a in actions if a.title.startswith(title)), None)
+        if found is not None:
+            return found
+        assert time.monotonic() < deadline, f"never offered {title!r}: {actions}"
+        await asyncio.sleep(0.05)
+
+
+@pytest.mark.parametrize(("profile", "mode"), PROFILES_AND_MODES)
+async def test_apply_a_plan_through_the_editor(
+    tmp_path: Path, backend: Backend, lsp: Starter, profile: str, mode: str
+) -> None:
+    root, resource, session, buffers = await started(tmp_path, backend, lsp, profile, mode)
+    plan = await submit(backend, resource)
+    apply = await plan_action(session, root / "a.py", "Apply plan “Drop os”")
+    await choose(session, apply)
+    assert buffers.text(root / "a.py") == "x = 1\n"
+    (sent,) = buffers.received
+    if profile == "visual-studio-code":  # versioned, and annotated for its refactor preview
+        (document,) = sent.edit.document_changes or ()
+        assert isinstance(document, types.TextDocumentEdit)
+        assert document.text_document.version == 1
+        assert sent.edit.change_annotations is not None
+        (note,) = sent.edit.change_annotations.values()
+        assert note.needs_confirmation and note.label == "Drop os"
+    await wait_for(
+        lambda: any("Applied plan “Drop os” in the editor" in m for m in session.messages())
+    )
+    assert await plan_state(backend, plan) is PlanState.APPLIED
+    assert (root / "a.py").read_text() == SOURCE  # in the buffer; the user saves it
+
+
+@pytest.mark.parametrize("profile", ["visual-studio-code", "emacs"])
+async def test_an_apply_after_the_file_changed_is_a_conflict_and_writes_nothing(
+    tmp_path: Path, backend: Backend, lsp: Starter, profile: str
+) -> None:
+    root, resource, session, buffers = await started(tmp_path, backend, lsp, profile, "local")
+    plan = await submit(backend, resource)
+    apply = await plan_action(session, root / "a.py", "Apply plan")
+    (root / "a.py").write_text("import os\nx = 2\n")  # changed on disk by someone else
+    await choose(session, apply)
+    await wait_for(lambda: any("CONFLICT" in m for m in session.messages()))
+    (message,) = [m for m in session.messages() if "CONFLICT" in m]
+    assert "a.py" in message and "Nothing was written" in message
+    assert buffers.received == [] and buffers.text(root / "a.py") == SOURCE
+    assert (root / "a.py").read_text() == "import os\nx = 2\n"
+    assert await plan_state(backend, plan) is PlanState.COMPLETE
+
+
+@pytest.mark.parametrize("profile", ["visual-studio-code", "neovim@v0.11"])
+async def test_a_buffer_with_unsaved_changes_is_never_overwritten(
+    tmp_path: Path, backend: Backend, lsp: Starter, profile: str
+) -> None:
+    root, resource, session, buffers = await started(tmp_path, backend, lsp, profile, "local")
+    plan = await submit(backend, resource)
+    apply = await plan_action(session, root / "a.py", "Apply plan")
+    buffers.type(root / "a.py", "import os\nx = 1\ny = 'typed, unsaved'\n")
+    await choose(session, apply)
+    await wait_for(lambda: any("unsaved changes" in m for m in session.messages()))
+    assert buffers.received == []
+    assert buffers.text(root / "a.py").endswith("'typed, unsaved'\n")
+    assert (root / "a.py").read_text() == SOURCE
+    assert await plan_state(backend, plan) is PlanState.COMPLETE
+
+
+async def test_a_declined_edit_records_nothing(
+    tmp_path: Path, backend: Backend, lsp: Starter
+) -> None:
+    root, resource, session, buffers = await started(
+        tmp_path, backend, lsp, "visual-studio-code", "local"
+    )
+    plan = await submit(backend, resource)
+    buffers.refuse = True  # the user says no in the refactor preview
+    await choose(session, await plan_action(session, root / "a.py", "Apply plan"))
+    await wait_for(lambda: any("did not apply" in m for m in session.messages()))
+    assert await plan_state(backend, plan) is PlanState.COMPLETE
+
+
+async def test_cancel_a_plan_and_it_is_no_longer_offered(
+    tmp_path: Path, backend: Backend, lsp: Starter
+) -> None:
+    root, resource, session, _ = await started(tmp_path, backend, lsp, "emacs", "server")
+    plan = await submit(backend, resource)
+    await choose(session, await plan_action(session, root / "a.py", "Cancel plan"))
+    await wait_for(lambda: any("cancelled" in m for m in session.messages()))
+    assert await plan_state(backend, plan) is PlanState.CANCELLED
+
+    deadline = time.monotonic() + WAIT
+    while await actions_at(session, root / "a.py", 0, 0, [PLAN_KIND]):
+        assert time.monotonic() < deadline
+        await asyncio.sleep(0.05)
+
+
+async def test_propose_fix_runs_the_fix_in_a_sandbox_with_progress(
+    tmp_path: Path, backend: Backend, lsp: Starter
+) -> None:
+    demo = Path(shutil.copytree(REPO / "examples" / "demo", tmp_path / "demo"))
+    resource = await backend.register(demo)
+    session = await lsp("visual-studio-code", [demo])
+    buffers = Buffers(session)
+    session.buffers = buffers  # type: ignore[attr-defined]
+    buffers.open(demo / "inventory.py")
+    await session.wait_in_play(demo)
+    session.client.text_document_did_save(
+        types.DidSaveTextDocumentParams(types.TextDocumentIdentifier(uri(demo / "inventory.py")))
+    )
+    await session.wait_diagnostics(
+        demo / "inventory.py", lambda d: any(x.source == "ruff" for x in d)
+    )
+    actions = await actions_at(session, demo / "inventory.py", 2, 0)
+    propose = next(a for a in actions if a.title == "Propose fix with ruff (as a plan)")
+    await choose(session, propose)
+    # ruff cannot fix the demo's undefined names: its re-run in the sandbox
+    # still fails, so the plan is constrained, and the message says what to do.
+    await wait_for(lambda: any("is constrained" in m for m in session.messages()), 30)
+    (settled,) = [m for m in session.messages() if "is constrained" in m]
+    assert "ruff" in settled and "anyway" in settled
+    (token,) = [t for t in session.client.progress_reports if str(t).startswith("acp-plan-")]
+    kinds = [type(r).__name__ for r in session.client.progress_reports[token]]
+    assert kinds[0] == "WorkDoneProgressBegin" and kinds[-1] == "WorkDoneProgressEnd"
+    raw: Any = await backend.facade.dispatch("plan.list", {"resource": resource.id})
+    (plan,) = [Plan.model_validate(p) for p in raw["plans"]]
+    assert plan.state is PlanState.CONSTRAINED and "inventory.py" in plan.paths
+    forced = await plan_action(
+        session, demo / "inventory.py", "Apply plan “Fix ruff findings” anyway"
+    )
+    await choose(session, forced)
+    await wait_for(lambda: any("Applied plan" in m for m in session.messages()))
+    assert "import os" not in buffers.text(demo / "inventory.py")
+    assert await plan_state(backend, plan) is PlanState.APPLIED
