@@ -324,6 +324,8 @@ class PlanProgress:
         self._progress = session.work_done_progress
         self._cancel_plan = cancel_plan
         self._tokens: dict[str, str] = {}  # plan id -> token
+        self._begun: set[str] = set()  # tokens whose begin went out
+        self._settled: dict[str, str] = {}  # token -> end message, settled before its begin
 
     def follow(self, plan: Plan, title: str) -> None:
         token = f"acp-plan-{plan.id}"
@@ -340,18 +342,20 @@ class PlanProgress:
         except Exception as exc:  # the editor refused the token: the messages still come
             log.info("no progress for plan %s: %s", plan.id, exc)
             return
-        if plan.id in self._tokens:
-            self._progress.begin(
-                token,
-                types.WorkDoneProgressBegin(title=title, message=str(plan.state), cancellable=True),
-            )
+        self._progress.begin(
+            token,
+            types.WorkDoneProgressBegin(title=title, message=str(plan.state), cancellable=True),
+        )
+        self._begun.add(token)
+        if plan.id not in self._tokens:  # it settled while the editor was answering
+            self._finish(token, self._settled.pop(token, ""))
 
     def changed(self, plan: Plan) -> None:
         """A ``plan.changed`` event."""
         token = self._tokens.get(plan.id)
         if token is None:
             return
-        live = token in self._progress.tokens
+        live = token in self._begun
         if plan.state in (PlanState.QUEUED, PlanState.PROCESSING):
             if live:
                 message = f"{plan.phase}: {plan.state}"
@@ -359,10 +363,16 @@ class PlanProgress:
             return
         del self._tokens[plan.id]
         if live:
-            self._progress.end(token, types.WorkDoneProgressEnd(message=str(plan.state)))
-            self._progress.tokens.pop(token, None)
+            self._finish(token, str(plan.state))
+        elif self._session.support.work_done_progress:
+            self._settled[token] = str(plan.state)
         kind = Info if plan.state is PlanState.COMPLETE else Warning_
         self._session.say(_settled(plan), kind)
+
+    def _finish(self, token: str, message: str) -> None:
+        self._begun.discard(token)
+        self._progress.end(token, types.WorkDoneProgressEnd(message=message))
+        self._progress.tokens.pop(token, None)
 
     async def cancelled(self, token: str) -> bool:
         """The editor cancelled a progress; True if it was a plan's."""

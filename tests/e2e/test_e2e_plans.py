@@ -18,7 +18,7 @@ from lsprotocol import types
 from acp_client.models import Plan, PlanState, Resource
 from lsp_server.features.code_actions.listing import PLAN_KIND
 from tests.e2e.editing import Buffers
-from tests.e2e.lsp_harness import REPO, WAIT, Backend, Session, Starter, uri, wait_for
+from tests.e2e.lsp_harness import REPO, WAIT, Backend, Session, Starter, project, uri, wait_for
 from tests.e2e.test_e2e_code_actions import actions_at, choose, started
 
 SOURCE = "import os\nx = 1\n"
@@ -185,3 +185,97 @@ async def test_propose_fix_runs_the_fix_in_a_sandbox_with_progress(
     await wait_for(lambda: any("Applied plan" in m for m in session.messages()))
     assert "import os" not in buffers.text(demo / "inventory.py")
     assert await plan_state(backend, plan) is PlanState.APPLIED
+
+
+CHECK = """\
+import pathlib
+for path in sorted(pathlib.Path(".").glob("*.py")):
+    for number, line in enumerate(path.read_text().splitlines(), 1):
+        if "bad" in line:
+            print(f"{path}:{number}:1: {line.strip()} is bad")
+"""
+FIX = """\
+import pathlib
+path = pathlib.Path("a.py")
+path.write_text(path.read_text().replace("bad = 1", "good = 1"))
+"""
+TOML = """\
+[[validations]]
+name = "bad"
+mode = "required"
+command = ["python", "check.py"]
+format = "pattern"
+pattern = '^(?P<path>[^:]+):(?P<line>\\d+):(?P<column>\\d+): (?P<message>.*)$'
+columns = "code-points"
+fix = ["python", "fix.py"]
+applies_to = ["*.py"]
+"""
+
+
+@pytest.mark.parametrize(
+    ("profile", "mode"), [("neovim@v0.11", "local"), ("visual-studio-code", "server")]
+)
+async def test_a_plans_results_show_on_its_sandbox_and_the_file_keeps_its_own(
+    tmp_path: Path, backend: Backend, lsp: Starter, profile: str, mode: str
+) -> None:
+    files = {"a.py": "bad = 1\nbad = 2\n", "check.py": CHECK, "fix.py": FIX, "acp.toml": TOML}
+    root = project(tmp_path / "app", files)
+    resource = await backend.register(root)
+    session = await lsp(profile, [root], mode=mode)
+    session.open(root / "a.py")
+    await session.wait_in_play(root)
+    session.client.text_document_did_save(
+        types.DidSaveTextDocumentParams(types.TextDocumentIdentifier(uri(root / "a.py")))
+    )
+    await session.wait_diagnostics(root / "a.py", lambda d: len(d) == 2)
+    raw: Any = await backend.facade.dispatch(
+        "plan.execute", {"resource": resource.id, "validation": "bad"}
+    )
+    plan = Plan.model_validate(raw)
+    deadline = time.monotonic() + WAIT
+    while (plan := await fetched(backend, plan)).state not in (
+        PlanState.CONSTRAINED,
+        PlanState.COMPLETE,
+    ):
+        assert time.monotonic() < deadline, plan
+        await asyncio.sleep(0.05)
+    assert plan.state is PlanState.CONSTRAINED and plan.sandbox_root is not None
+    copy = Path(plan.sandbox_root) / "a.py"
+    assert copy.read_text() == "good = 1\nbad = 2\n"
+    session.open(copy)
+    (left,) = await session.wait_diagnostics(copy, lambda d: len(d) == 1)
+    assert left.range.start.line == 1 and left.data["plan_id"] == plan.id
+    shown = await session.diagnostics(root / "a.py")
+    assert sorted(d.range.start.line for d in shown) == [0, 1]  # its own, untouched
+    await backend.facade.dispatch("plan.cancel", {"plan_id": plan.id})
+    await session.wait_diagnostics(copy, lambda d: d == [])  # the sandbox is gone
+
+
+async def fetched(backend: Backend, plan: Plan) -> Plan:
+    return Plan.model_validate(await backend.facade.dispatch("plan.get", {"plan_id": plan.id}))
+
+
+async def test_cancelling_the_progress_cancels_the_plan(
+    tmp_path: Path, backend: Backend, lsp: Starter
+) -> None:
+    slow = "import time\ntime.sleep(30)\n"
+    files = {"a.py": "bad = 1\n", "check.py": CHECK, "fix.py": slow, "acp.toml": TOML}
+    root = project(tmp_path / "app", files)
+    resource = await backend.register(root)
+    session = await lsp("visual-studio-code", [root])
+    session.open(root / "a.py")
+    await session.wait_in_play(root)
+    answer: Any = await session.client.workspace_execute_command_async(
+        types.ExecuteCommandParams(
+            command="acp.proposeFix", arguments=[{"resource_id": resource.id, "validation": "bad"}]
+        )
+    )
+    plan = Plan.model_validate(answer)
+    token = f"acp-plan-{plan.id}"
+    await wait_for(lambda: bool(session.client.progress_reports.get(token)))
+    session.client.window_work_done_progress_cancel(types.WorkDoneProgressCancelParams(token=token))
+    deadline = time.monotonic() + WAIT
+    while (plan := await fetched(backend, plan)).state is not PlanState.CANCELLED:
+        assert time.monotonic() < deadline, plan
+        await asyncio.sleep(0.05)
+    await wait_for(lambda: any("cancelled" in m for m in session.messages()))

@@ -68,6 +68,7 @@ class RunArgs(Arguments):
 class FixArgs(Arguments):
     uri: str
     resource_id: str
+    plan_id: str | None = None  # a plan's result, shown in its sandbox
     validation: str
     result_id: str
     finding: int
@@ -89,6 +90,10 @@ class PlanArgs(Arguments):
     force: bool = False
 
 
+Latest = Callable[[str, str, str | None], ValidationResult | None]
+"""(resource id, validation, plan id) -> the result shown for it."""
+
+
 @dataclass(frozen=True, slots=True)
 class DocumentView:
     """What the listing reads about one document, taken when asked."""
@@ -98,14 +103,14 @@ class DocumentView:
     path: str  # relative to the resource root
     sandbox: bool
     diagnostics: Sequence[types.Diagnostic]  # what the editor shows for it, with data
-    latest: Callable[[str, str], ValidationResult | None]  # (resource, validation) -> result
+    latest: Latest
     specs: Mapping[str, ValidationSpec]  # the resource's declared validations, by name
     plans: Sequence[Plan]  # the resource's plans
     fresh: Callable[[ValidationResult], bool]  # its findings still fit the text
 
 
 def finding_of(
-    diagnostic: types.Diagnostic, latest: Callable[[str, str], ValidationResult | None]
+    diagnostic: types.Diagnostic, latest: Latest
 ) -> tuple[ValidationResult, int, Finding] | None:
     """The finding a diagnostic shows, if its result is still the one shown."""
     data = diagnostic.data
@@ -122,7 +127,8 @@ def finding_of(
         or not isinstance(index, int)
     ):
         return None
-    result = latest(resource_id, validation)
+    plan_id = data.get("plan_id")
+    result = latest(resource_id, validation, plan_id if isinstance(plan_id, str) else None)
     if (
         result is None
         or result.id != data.get("result_id")
@@ -187,6 +193,7 @@ def _fixes(
             args = FixArgs(
                 uri=view.uri,
                 resource_id=result.resource_id,
+                plan_id=result.plan_id,
                 validation=result.validation,
                 result_id=result.id,
                 finding=index,

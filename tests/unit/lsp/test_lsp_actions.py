@@ -79,7 +79,7 @@ def view(
         path="a.py",
         sandbox=sandbox,
         diagnostics=diagnostics,
-        latest=lambda resource, validation: latest.get((resource, validation)),
+        latest=lambda resource, validation, _: latest.get((resource, validation)),
         specs={spec.name: spec for spec in specs},
         plans=plans,
         fresh=lambda _: fresh,
