@@ -5,8 +5,12 @@ declaration anchor) as the language server. Exit status: 0 when no required
 validation failed, 1 when one did, 2 when the backend could not be reached,
 a PATH is not in a registered resource, or the run did not finish in time.
 
-It registers nothing unless told: ``--register`` registers each PATH that
-is a directory outside every resource, the one mutating call it makes.
+It changes nothing unless told: ``--register`` registers each PATH that is
+a directory outside every resource; ``--fix`` applies the fixes the tools
+attached to their findings, through the same plan path as the editor
+(``plan.create`` from the findings, ``plan.preview``, ``plan.apply`` with
+the previewed hash), then runs the validations again and reports what is
+left.
 """
 
 from __future__ import annotations
@@ -24,7 +28,13 @@ from lsprotocol.types import DiagnosticSeverity
 
 from acp_client.client import AcpClient
 from acp_client.errors import AcpError, NotFound, TransportError
-from acp_client.models import Resource, ResultOutcome, ValidationMode, ValidationResult
+from acp_client.models import (
+    FindingRef,
+    Resource,
+    ResultOutcome,
+    ValidationMode,
+    ValidationResult,
+)
 from acp_client.paths import is_within, path_to_uri, real_path
 from lsp_server import __version__
 from lsp_server.backend import Target, add_target_options
@@ -92,6 +102,11 @@ def parser() -> argparse.ArgumentParser:
         help="register each PATH directory that is in no resource yet (otherwise: exit 2)",
     )
     parser.add_argument(
+        "--fix",
+        action="store_true",
+        help="apply the tools' own fixes (one plan per resource), then run again and report",
+    )
+    parser.add_argument(
         "--timeout", type=float, default=600.0, help="seconds to wait for the run (default 600)"
     )
     return parser
@@ -132,13 +147,10 @@ async def check(args: argparse.Namespace, given: Sequence[Given]) -> int:
     started: list[str] = []
     try:
         scopes = await scopes_for(client, given, args.register)
-        results: list[ValidationResult] = []
         async with asyncio.timeout(args.timeout):
-            for scope in scopes.values():
-                if args.no_run:
-                    results.extend(await latest(client, scope.resource.id))
-                else:
-                    results.extend(await run_and_wait(client, scope, started))
+            results = await gather(client, scopes, args.no_run, started)
+            if args.fix and await apply_fixes(client, results, scopes):
+                results = await gather(client, scopes, False, started)
     except TimeoutError:
         for run_id in started:
             await client.validation_cancel(run_id)
@@ -153,6 +165,45 @@ async def check(args: argparse.Namespace, given: Sequence[Given]) -> int:
     sys.stdout.write(render(lines, args.format))
     summarise(lines, failed, results)
     return FAILED if failed else OK
+
+
+async def gather(
+    client: AcpClient, scopes: dict[str, Scope], no_run: bool, started: list[str]
+) -> list[ValidationResult]:
+    results: list[ValidationResult] = []
+    for scope in scopes.values():
+        if no_run:
+            results.extend(await latest(client, scope.resource.id))
+        else:
+            results.extend(await run_and_wait(client, scope, started))
+    return results
+
+
+async def apply_fixes(
+    client: AcpClient, results: Sequence[ValidationResult], scopes: dict[str, Scope]
+) -> bool:
+    """Each resource's fixable findings in scope as one plan, applied; True
+    if any was. A fix overlapping another is skipped by the backend (and
+    recorded on the plan); the next run shows what is left."""
+    applied = False
+    for resource_id, scope in scopes.items():
+        refs = tuple(
+            FindingRef(result_id=result.id, finding=index)
+            for result in results
+            if result.resource_id == resource_id
+            for index, finding in enumerate(result.findings)
+            if finding.fixes
+            and finding.location is not None
+            and scope.covers(os.path.join(scope.resource.root, finding.location.path))
+        )
+        if not refs:
+            continue
+        plan = await client.plan_create(resource_id, findings=refs)
+        preview = await client.plan_preview(plan.id)
+        done = await client.plan_apply(plan.id, preview.plan_hash)
+        tell(f"applied {len(refs)} fix(es) as plan {done.id}: {', '.join(done.paths)}")
+        applied = True
+    return applied
 
 
 async def scopes_for(

@@ -20,7 +20,7 @@ from acp_client.models import (
     ValidationResult,
 )
 from lsp_server.features.code_actions.listing import COMMANDS, FIX_ALL_KIND
-from tests.e2e.editing import Buffers, apply_edits
+from tests.e2e.editing import Buffers
 from tests.e2e.lsp_harness import (
     PROFILES_AND_MODES,
     Backend,
@@ -32,6 +32,7 @@ from tests.e2e.lsp_harness import (
     uri,
     wait_for,
 )
+from tests.edit_text import apply_edits
 
 SOURCE = "import os\nx = 1\n"
 

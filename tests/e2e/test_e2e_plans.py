@@ -12,11 +12,13 @@ import time
 from pathlib import Path
 from typing import Any
 
+import attrs
 import pytest
 from lsprotocol import types
 
 from acp_client.models import Plan, PlanState, Resource
 from lsp_server.features.code_actions.listing import PLAN_KIND
+from tests.e2e import lsp_harness
 from tests.e2e.editing import Buffers
 from tests.e2e.lsp_harness import REPO, WAIT, Backend, Session, Starter, project, uri, wait_for
 from tests.e2e.test_e2e_code_actions import actions_at, choose, started
@@ -279,3 +281,35 @@ async def test_cancelling_the_progress_cancels_the_plan(
         assert time.monotonic() < deadline, plan
         await asyncio.sleep(0.05)
     await wait_for(lambda: any("cancelled" in m for m in session.messages()))
+
+
+@pytest.fixture
+def no_apply_edit(monkeypatch: pytest.MonkeyPatch) -> str:
+    """A client that cannot take workspace/applyEdit (VS Code's profile without it)."""
+    recorded = lsp_harness.capabilities_for
+
+    def capabilities(profile: str) -> types.ClientCapabilities:
+        caps = recorded("visual-studio-code")
+        assert caps.workspace is not None
+        return attrs.evolve(caps, workspace=attrs.evolve(caps.workspace, apply_edit=False))
+
+    monkeypatch.setattr(lsp_harness, "capabilities_for", capabilities)
+    return "visual-studio-code"
+
+
+async def test_without_apply_edit_the_backend_applies_but_never_over_unsaved_changes(
+    tmp_path: Path, backend: Backend, lsp: Starter, no_apply_edit: str
+) -> None:
+    root, resource, session, buffers = await started(tmp_path, backend, lsp, no_apply_edit, "local")
+    plan = await submit(backend, resource)
+    buffers.type(root / "a.py", "import os\nx = 1  # unsaved\n")
+    await choose(session, await plan_action(session, root / "a.py", "Apply plan"))
+    await wait_for(lambda: any("unsaved changes" in m for m in session.messages()))
+    assert (root / "a.py").read_text() == SOURCE
+    assert await plan_state(backend, plan) is PlanState.COMPLETE
+    buffers.type(root / "a.py", SOURCE)  # reverted: the buffer is the file again
+    await choose(session, await plan_action(session, root / "a.py", "Apply plan"))
+    await wait_for(lambda: any("on disk" in m for m in session.messages()))
+    assert buffers.received == []  # nothing was sent to the editor to apply
+    assert (root / "a.py").read_text() == "x = 1\n"
+    assert await plan_state(backend, plan) is PlanState.APPLIED

@@ -6,14 +6,11 @@ in the negotiated unit) and comparing the text, not by their shape alone.
 
 from __future__ import annotations
 
-import re
-
 import pytest
 from lsprotocol import types
 
 from acp_client.models import FileChange, Location, TextEdit
 from lsp_server.capabilities import ClientSupport
-from lsp_server.positions import split_lines
 from lsp_server.workspace_edits import (
     Annotation,
     EditSupport,
@@ -25,38 +22,10 @@ from lsp_server.workspace_edits import (
     sha256,
     text_edits,
 )
+from tests.edit_text import apply_edits
 
 ENCODINGS = ["utf-8", "utf-16", "utf-32"]
 FULL = EditSupport(document_changes=True, create=True, delete=True, annotations=True)
-
-
-def offset(text: str, position: types.Position, encoding: str) -> int:
-    """The string index of an LSP position, as an editor computes it."""
-    starts = [0] + [m.end() for m in re.finditer(r"\r\n|\r|\n", text)]
-    start = starts[position.line] if position.line < len(starts) else len(text)
-    line = split_lines(text)[position.line] if position.line < len(starts) else ""
-    units, index = 0, 0
-    while index < len(line) and units < position.character:
-        char = line[index]
-        if encoding == "utf-8":
-            units += len(char.encode("utf-8"))
-        else:
-            units += 2 if encoding == "utf-16" and ord(char) > 0xFFFF else 1
-        index += 1
-    return start + index
-
-
-def apply(text: str, edits: list[types.TextEdit], encoding: str) -> str:
-    spans = sorted(
-        (
-            (offset(text, e.range.start, encoding), offset(text, e.range.end, encoding), e.new_text)
-            for e in edits
-        ),
-        reverse=True,
-    )
-    for start, end, new in spans:
-        text = text[:start] + new + text[end:]
-    return text
 
 
 def edits_of(edit: types.WorkspaceEdit, uri: str) -> list[types.TextEdit]:
@@ -87,7 +56,7 @@ CASES = [
 @pytest.mark.parametrize("encoding", ENCODINGS)
 @pytest.mark.parametrize(("old", "new"), CASES)
 def test_text_edits_turn_old_into_new(old: str, new: str, encoding: str) -> None:
-    assert apply(old, text_edits(old, new, encoding), encoding) == new
+    assert apply_edits(old, text_edits(old, new, encoding), encoding) == new
 
 
 def test_text_edits_are_minimal() -> None:
@@ -115,7 +84,7 @@ def test_a_fix_lands_where_the_tool_meant_in_every_encoding(encoding: str) -> No
     (document,) = edit.document_changes or ()
     assert isinstance(document, types.TextDocumentEdit)
     assert document.text_document.version == 7  # the editor refuses it if the buffer moved
-    assert apply(text, edits_of(edit, "file:///r/a.py"), encoding) == "s = 'é🙂'\nprint(s)\n"
+    assert apply_edits(text, edits_of(edit, "file:///r/a.py"), encoding) == "s = 'é🙂'\nprint(s)\n"
 
 
 def test_ruffs_unused_import_fix_deletes_the_whole_line() -> None:
@@ -126,7 +95,7 @@ def test_ruffs_unused_import_fix_deletes_the_whole_line() -> None:
         "utf-16",
         FULL,
     )
-    assert apply(text, edits_of(edit, "file:///a.py"), "utf-16") == "import sys\n"
+    assert apply_edits(text, edits_of(edit, "file:///a.py"), "utf-16") == "import sys\n"
 
 
 def test_a_fix_for_a_file_that_changed_since_the_run_is_stale() -> None:
@@ -161,7 +130,7 @@ def test_without_document_changes_the_edit_is_a_changes_map() -> None:
         EditSupport(),
     )
     assert edit.document_changes is None
-    assert apply(text, edits_of(edit, "file:///a.py"), "utf-16") == "b\n"
+    assert apply_edits(text, edits_of(edit, "file:///a.py"), "utf-16") == "b\n"
 
 
 def change(path: str, base: str | None, new: str | None, kind: str = "modify") -> FileChange:
@@ -187,7 +156,7 @@ def test_a_plan_becomes_versioned_annotated_edits() -> None:
             label="Fix lint", needs_confirmation=True, description="from ruff"
         )
     }
-    assert apply(old, edits_of(edit, "file:///r/a.py"), "utf-16") == new
+    assert apply_edits(old, edits_of(edit, "file:///r/a.py"), "utf-16") == new
 
 
 def test_annotations_only_when_the_client_supports_them() -> None:
@@ -230,7 +199,7 @@ def test_created_and_deleted_files() -> None:
     edit = plan_edit(changes, targets, "utf-16", FULL)
     kinds = [type(c).__name__ for c in edit.document_changes or ()]
     assert kinds == ["CreateFile", "TextDocumentEdit", "DeleteFile"]
-    assert apply("", edits_of(edit, "file:///new.py"), "utf-16") == "hello\n"
+    assert apply_edits("", edits_of(edit, "file:///new.py"), "utf-16") == "hello\n"
     with pytest.raises(Unsupported):
         plan_edit(changes, targets, "utf-16", EditSupport(document_changes=True))
 
@@ -293,7 +262,7 @@ def test_a_rename_edits_the_old_file_then_moves_it() -> None:
     edit = plan_edit([move], targets, "utf-16", support)
     steps = list(edit.document_changes or ())
     assert [type(s).__name__ for s in steps] == ["TextDocumentEdit", "RenameFile"]
-    assert apply(old, edits_of(edit, "file:///old.py"), "utf-16") == "x = 2\n"
+    assert apply_edits(old, edits_of(edit, "file:///old.py"), "utf-16") == "x = 2\n"
     with pytest.raises(Unsupported):
         plan_edit([move], targets, "utf-16", EditSupport(document_changes=True))
     taken = {**targets, "new.py": Target("file:///new.py", None, "other\n")}
