@@ -36,8 +36,7 @@ from lsp_server.features.code_actions.listing import (
     fixable,
     list_actions,
 )
-from lsp_server.features.diagnostics.mapping import DECLARATION_FILE
-from lsp_server.roots import Placement, file_path
+from lsp_server.roots import DECLARATION_FILE, Placement, file_path
 from lsp_server.workspace_edits import EditSupport, Stale, Target, fix_edit, sha256
 
 if TYPE_CHECKING:
