@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import os
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -30,7 +31,8 @@ from pydantic import ValidationError
 from acp_client.client import AcpClient
 from acp_client.errors import AcpError, TransportError
 from acp_client.events import Event, PlanChanged
-from acp_client.models import Plan, PlanState
+from acp_client.models import ChangeKind, Plan, PlanState
+from acp_client.paths import path_to_uri
 from lsp_server.features import Feature
 from lsp_server.features.code_actions.listing import (
     APPLY_FIX,
@@ -149,6 +151,10 @@ class Commands(Feature):
         return plan.model_dump(mode="json")
 
     async def preview_plan(self, args: PlanArgs) -> object:
+        """Name the files in a message, put the diff in the log, and, when
+        the plan has a sandbox and the editor can show a document, open the
+        first changed file's sandbox copy: the proposed text, with the
+        plan's own diagnostics on it."""
         client = self._backend()
         plan = await client.plan_get(args.plan_id)
         preview = await client.plan_preview(args.plan_id)
@@ -161,6 +167,17 @@ class Commands(Feature):
         )
         for change in preview.changes:
             log.info("plan %s, %s:\n%s", plan.id, change.path, change.diff)
+        shown = [c.path for c in preview.changes if c.kind is not ChangeKind.DELETE]
+        if plan.sandbox_root is not None and shown and self.session.support.show_document:
+            copy = path_to_uri(os.path.join(plan.sandbox_root, shown[0]))
+            try:
+                await self.session.window_show_document_async(
+                    types.ShowDocumentParams(uri=copy, take_focus=True)
+                )
+            except asyncio.CancelledError:
+                raise
+            except Exception as exc:  # the editor could not open it: the message stands
+                log.info("could not show %s: %s", copy, exc)
         return preview.model_dump(mode="json")
 
     async def cancel_plan(self, args: PlanArgs) -> object:

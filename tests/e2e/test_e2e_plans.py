@@ -180,6 +180,12 @@ async def test_propose_fix_runs_the_fix_in_a_sandbox_with_progress(
     raw: Any = await backend.facade.dispatch("plan.list", {"resource": resource.id})
     (plan,) = [Plan.model_validate(p) for p in raw["plans"]]
     assert plan.state is PlanState.CONSTRAINED and "inventory.py" in plan.paths
+    # Preview opens the proposed text: the sandbox copy, with the plan's own findings.
+    await choose(session, await plan_action(session, demo / "inventory.py", "Preview plan"))
+    await wait_for(lambda: bool(session.client.shown_documents))
+    assert plan.sandbox_root is not None
+    (shown,) = session.client.shown_documents
+    assert shown.uri == uri(Path(plan.sandbox_root) / "inventory.py")
     forced = await plan_action(
         session, demo / "inventory.py", "Apply plan “Fix ruff findings” anyway"
     )
