@@ -1,8 +1,8 @@
 """Change sets -> LSP ``WorkspaceEdit``: pure, tested without a server.
 
 Two inputs become edits: a finding's own fix (``TextEdit``\\ s in code
-points, from the tool) and a plan's previewed change set (each file's full
-new text, against a base whose sha256 the change names). Both are rendered
+points, from the tool) and a plan's previewed change set (each file's edits
+in code points, against a base whose sha256 the change names). Both are rendered
 against the text the editor holds *now* (the open buffer, else the file on
 disk), converted into the negotiated position encoding, and addressed with
 the buffer's version, so an editor refuses an edit to a buffer that moved
@@ -15,10 +15,8 @@ place, or overwrite what the user typed.
 
 from __future__ import annotations
 
-import difflib
 import hashlib
 import itertools
-import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
@@ -27,8 +25,6 @@ from lsprotocol import types
 from acp_client.models import ChangeKind, FileChange, Location, TextEdit
 from lsp_server.capabilities import ClientSupport
 from lsp_server.positions import column, split_lines
-
-_LINE = re.compile(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+$")
 
 
 class Stale(Exception):
@@ -129,10 +125,10 @@ def plan_edit(
     """A previewed plan as a WorkspaceEdit.
 
     Every target must still hold the change's base text (``base_sha256``;
-    a created file, or a rename's new name, must not exist yet). The
-    change's own edits are used when it has them, else minimal line edits
-    from its new text. ``Unsupported`` when the plan creates, deletes or
-    renames a file and the client cannot.
+    a created file, or a rename's new name, must not exist yet). The edits
+    are the change's own (``plan.preview`` gives them, in code points, on
+    the base). ``Unsupported`` when the plan creates, deletes or renames a
+    file and the client cannot, or a change comes without its edits.
     """
     annotation = annotation if support.annotations else None
     note = annotation.id if annotation is not None else None
@@ -148,11 +144,10 @@ def plan_edit(
             _require(support.create, "create", change.path)
             steps.append(types.CreateFile(uri=source.uri, annotation_id=note))
             source = Target(source.uri, None, "")
+        if not change.edits and change.new_text not in (None, source.text):
+            raise Unsupported(f"the change set carries no edits for {change.path}")
         lines = split_lines(source.text or "")
-        if change.edits:
-            edits = located_edits(change.old_path or change.path, change.edits, lines, encoding)
-        else:
-            edits = text_edits(source.text or "", change.new_text or "", encoding)
+        edits = located_edits(change.old_path or change.path, change.edits, lines, encoding)
         if edits:
             steps.append((source, edits))
         if change.kind is ChangeKind.RENAME:
@@ -185,26 +180,6 @@ def located_edits(
 def _require(supported: bool, operation: str, path: str) -> None:
     if not supported:
         raise Unsupported(f"the editor cannot {operation} files ({path})")
-
-
-def text_edits(
-    old: str, new: str, encoding: types.PositionEncodingKind | str
-) -> list[types.TextEdit]:
-    """Minimal whole-line edits turning ``old`` into ``new``."""
-    before, after = _keep_ends(old), _keep_ends(new)
-    lines = split_lines(old)
-    matcher = difflib.SequenceMatcher(None, before, after, autojunk=False)
-    edits: list[types.TextEdit] = []
-    for tag, i1, i2, j1, j2 in matcher.get_opcodes():
-        if tag == "equal":
-            continue
-        start, end = _line_start(before, i1), _line_start(before, i2)
-        edits.append(
-            types.TextEdit(
-                range=_range(lines, start, end, encoding), new_text="".join(after[j1:j2])
-            )
-        )
-    return edits
 
 
 def _check_base(change: FileChange, source: Target, targets: Mapping[str, Target]) -> None:
@@ -297,24 +272,6 @@ def _clamp(lines: Sequence[str], line: int, character: int) -> Point:
     if line >= len(lines):
         return len(lines) - 1, len(lines[-1])
     return line, min(character, len(lines[line]))
-
-
-def _keep_ends(text: str) -> list[str]:
-    """Lines with their line breaks, broken the way LSP breaks them."""
-    return _LINE.findall(text)
-
-
-def _line_start(lines: Sequence[str], index: int) -> Point:
-    """Where line ``index`` of ``lines`` (with ends) starts; past the last
-    one, the end of the text."""
-    if index < len(lines):
-        return index, 0
-    if not lines:
-        return 0, 0
-    last = lines[-1]
-    if last.endswith(("\n", "\r")):
-        return len(lines), 0
-    return len(lines) - 1, len(last)
 
 
 def _range(

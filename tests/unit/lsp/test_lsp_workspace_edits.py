@@ -6,10 +6,14 @@ in the negotiated unit) and comparing the text, not by their shape alone.
 
 from __future__ import annotations
 
+import tempfile
+from pathlib import Path
+
 import pytest
 from lsprotocol import types
 
-from acp_client.models import FileChange, Location, TextEdit
+from acp_backend.plans.changes import build_changes, targets_from_files
+from acp_client.models import ChangeKind, FileChange, FileEdit, Location, TextEdit
 from lsp_server.capabilities import ClientSupport
 from lsp_server.workspace_edits import (
     Annotation,
@@ -20,7 +24,6 @@ from lsp_server.workspace_edits import (
     fix_edit,
     plan_edit,
     sha256,
-    text_edits,
 )
 from tests.edit_text import apply_edits
 
@@ -55,15 +58,20 @@ CASES = [
 
 @pytest.mark.parametrize("encoding", ENCODINGS)
 @pytest.mark.parametrize(("old", "new"), CASES)
-def test_text_edits_turn_old_into_new(old: str, new: str, encoding: str) -> None:
-    assert apply_edits(old, text_edits(old, new, encoding), encoding) == new
+def test_a_previewed_change_turns_the_buffer_into_its_new_text(
+    tmp_path: Path, old: str, new: str, encoding: str
+) -> None:
+    """The backend's own change set (its edits, on the base, in code points)
+    rendered for the editor and applied as the editor does."""
+    built = change("a.py", old, new, root=tmp_path)
+    edit = plan_edit([built], {"a.py": Target("file:///a.py", 1, old)}, encoding, FULL)
+    assert apply_edits(old, edits_of(edit, "file:///a.py"), encoding) == new
 
 
-def test_text_edits_are_minimal() -> None:
-    old = "".join(f"line {i}\n" for i in range(100))
-    new = old.replace("line 50\n", "line fifty\n")
-    (edit,) = text_edits(old, new, "utf-16")
-    assert (edit.range.start.line, edit.range.end.line, edit.new_text) == (50, 51, "line fifty\n")
+def test_a_change_without_its_edits_goes_to_the_backend() -> None:
+    bare = FileChange(path="a.py", base_sha256=sha256("a\n"), new_text="b\n")
+    with pytest.raises(Unsupported, match="no edits"):
+        plan_edit([bare], {"a.py": Target("file:///a.py", 1, "a\n")}, "utf-16", FULL)
 
 
 def fix(path: str, line: int, char: int, end_line: int, end_char: int, *, text: str) -> TextEdit:
@@ -133,10 +141,16 @@ def test_without_document_changes_the_edit_is_a_changes_map() -> None:
     assert apply_edits(text, edits_of(edit, "file:///a.py"), "utf-16") == "b\n"
 
 
-def change(path: str, base: str | None, new: str | None, kind: str = "modify") -> FileChange:
-    return FileChange(
-        path=path, kind=kind, base_sha256=None if base is None else sha256(base), new_text=new
-    )
+def change(
+    path: str, base: str | None, new: str | None, kind: str = "modify", *, root: Path | None = None
+) -> FileChange:
+    """A change as the backend builds it (``plan.create`` with file edits)."""
+    folder = Path(tempfile.mkdtemp()) if root is None else root
+    if base is not None:
+        (folder / path).write_bytes(base.encode())
+    edit = FileEdit(path=path, kind=ChangeKind(kind), new_text=new)
+    (built,) = build_changes(targets_from_files(str(folder), [edit]))
+    return built
 
 
 def test_a_plan_becomes_versioned_annotated_edits() -> None:
