@@ -48,7 +48,7 @@ class Buffers:
 
         @self.session.client.feature(types.WORKSPACE_APPLY_EDIT)
         def apply_edit(params: types.ApplyWorkspaceEditParams) -> types.ApplyWorkspaceEditResult:
-            return self._apply(params)
+            return self.apply(params)
 
     def open(self, path: Path, text: str | None = None) -> None:
         text = path.read_text() if text is None else text
@@ -66,7 +66,8 @@ class Buffers:
     def text(self, path: Path) -> str:
         return self.texts[uri(path)]
 
-    def _apply(self, params: types.ApplyWorkspaceEditParams) -> types.ApplyWorkspaceEditResult:
+    def apply(self, params: types.ApplyWorkspaceEditParams) -> types.ApplyWorkspaceEditResult:
+        """Apply an edit as the editor does (also for a resolved action's edit)."""
         self.received.append(params)
         if self.refuse:
             return types.ApplyWorkspaceEditResult(applied=False, failure_reason="declined")

@@ -69,16 +69,16 @@ async def actions_at(
     return [a for a in answer or () if isinstance(a, types.CodeAction)]
 
 
-async def choose(session: Session, action: types.CodeAction) -> None:
+async def choose(buffers: Buffers, action: types.CodeAction) -> None:
     """What the editor does when the user picks ``action``."""
+    client = buffers.session.client
     if action.edit is None and action.data is not None:
-        action = await session.client.code_action_resolve_async(action)
+        action = await client.code_action_resolve_async(action)
     if action.edit is not None:
         # The editor applies a resolved edit itself: through the same buffers.
-        buffers: Buffers = session.buffers  # type: ignore[attr-defined]
-        buffers._apply(types.ApplyWorkspaceEditParams(edit=action.edit))
+        buffers.apply(types.ApplyWorkspaceEditParams(edit=action.edit))
     if action.command is not None:
-        await session.client.workspace_execute_command_async(
+        await client.workspace_execute_command_async(
             types.ExecuteCommandParams(
                 command=action.command.command, arguments=action.command.arguments
             )
@@ -92,7 +92,6 @@ async def started(
     resource = await backend.register(root)
     session = await lsp(profile, [root], mode=mode)
     buffers = Buffers(session)
-    session.buffers = buffers  # type: ignore[attr-defined]
     buffers.open(root / "a.py")
     await session.wait_in_play(root)
     return root, resource, session, buffers
@@ -114,7 +113,7 @@ async def test_fix_with_the_tool_on_its_diagnostic(
     (fix,) = fixes
     assert fix.is_preferred and fix.kind == types.CodeActionKind.QuickFix
     assert fix.diagnostics and fix.diagnostics[0].data["validation"] == "ruff"
-    await choose(session, fix)
+    await choose(buffers, fix)
     assert buffers.text(root / "a.py") == "x = 1\n"
     assert (root / "a.py").read_text() == SOURCE  # the editor's buffer, not the disk
 
@@ -129,7 +128,7 @@ async def test_a_fix_never_lands_on_a_buffer_that_moved(
     (fix,) = [a for a in await actions_at(session, root / "a.py", 0, 8) if "Fix with" in a.title]
     # The user types before choosing: the finding no longer fits the text.
     buffers.type(root / "a.py", "import sys, os\nx = 1\n")
-    await choose(session, fix)
+    await choose(buffers, fix)
     assert buffers.text(root / "a.py") == "import sys, os\nx = 1\n"
     assert not [a for a in await actions_at(session, root / "a.py", 0, 8) if "Fix with" in a.title]
 
@@ -145,7 +144,7 @@ async def test_fix_all_and_run_validations(
     await session.wait_diagnostics(root / "a.py", lambda d: len(d) == 1)
     (fix_all,) = await actions_at(session, root / "a.py", 1, 0, [FIX_ALL_KIND])
     assert fix_all.title == "Fix all: 1 problem the tools can fix"
-    await choose(session, fix_all)
+    await choose(buffers, fix_all)
     assert buffers.text(root / "a.py") == "x = 1\n"
     actions = await actions_at(session, root / "a.py", 0, 0)
     run = next(a for a in actions if a.title == "Run validations on a.py")

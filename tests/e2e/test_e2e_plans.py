@@ -72,7 +72,7 @@ async def test_apply_a_plan_through_the_editor(
     root, resource, session, buffers = await started(tmp_path, backend, lsp, profile, mode)
     plan = await submit(backend, resource)
     apply = await plan_action(session, root / "a.py", "Apply plan “Drop os”")
-    await choose(session, apply)
+    await choose(buffers, apply)
     assert buffers.text(root / "a.py") == "x = 1\n"
     (sent,) = buffers.received
     if profile == "visual-studio-code":  # versioned, and annotated for its refactor preview
@@ -97,7 +97,7 @@ async def test_an_apply_after_the_file_changed_is_a_conflict_and_writes_nothing(
     plan = await submit(backend, resource)
     apply = await plan_action(session, root / "a.py", "Apply plan")
     (root / "a.py").write_text("import os\nx = 2\n")  # changed on disk by someone else
-    await choose(session, apply)
+    await choose(buffers, apply)
     await wait_for(lambda: any("CONFLICT" in m for m in session.messages()))
     (message,) = [m for m in session.messages() if "CONFLICT" in m]
     assert "a.py" in message and "Nothing was written" in message
@@ -114,7 +114,7 @@ async def test_a_buffer_with_unsaved_changes_is_never_overwritten(
     plan = await submit(backend, resource)
     apply = await plan_action(session, root / "a.py", "Apply plan")
     buffers.type(root / "a.py", "import os\nx = 1\ny = 'typed, unsaved'\n")
-    await choose(session, apply)
+    await choose(buffers, apply)
     await wait_for(lambda: any("unsaved changes" in m for m in session.messages()))
     assert buffers.received == []
     assert buffers.text(root / "a.py").endswith("'typed, unsaved'\n")
@@ -130,7 +130,7 @@ async def test_a_declined_edit_records_nothing(
     )
     plan = await submit(backend, resource)
     buffers.refuse = True  # the user says no in the refactor preview
-    await choose(session, await plan_action(session, root / "a.py", "Apply plan"))
+    await choose(buffers, await plan_action(session, root / "a.py", "Apply plan"))
     await wait_for(lambda: any("did not apply" in m for m in session.messages()))
     assert await plan_state(backend, plan) is PlanState.COMPLETE
 
@@ -138,9 +138,9 @@ async def test_a_declined_edit_records_nothing(
 async def test_cancel_a_plan_and_it_is_no_longer_offered(
     tmp_path: Path, backend: Backend, lsp: Starter
 ) -> None:
-    root, resource, session, _ = await started(tmp_path, backend, lsp, "emacs", "server")
+    root, resource, session, buffers = await started(tmp_path, backend, lsp, "emacs", "server")
     plan = await submit(backend, resource)
-    await choose(session, await plan_action(session, root / "a.py", "Cancel plan"))
+    await choose(buffers, await plan_action(session, root / "a.py", "Cancel plan"))
     await wait_for(lambda: any("cancelled" in m for m in session.messages()))
     assert await plan_state(backend, plan) is PlanState.CANCELLED
 
@@ -157,7 +157,6 @@ async def test_propose_fix_runs_the_fix_in_a_sandbox_with_progress(
     resource = await backend.register(demo)
     session = await lsp("visual-studio-code", [demo])
     buffers = Buffers(session)
-    session.buffers = buffers  # type: ignore[attr-defined]
     buffers.open(demo / "inventory.py")
     await session.wait_in_play(demo)
     session.client.text_document_did_save(
@@ -168,7 +167,7 @@ async def test_propose_fix_runs_the_fix_in_a_sandbox_with_progress(
     )
     actions = await actions_at(session, demo / "inventory.py", 2, 0)
     propose = next(a for a in actions if a.title == "Propose fix with ruff (as a plan)")
-    await choose(session, propose)
+    await choose(buffers, propose)
     # ruff cannot fix the demo's undefined names: its re-run in the sandbox
     # still fails, so the plan is constrained, and the message says what to do.
     await wait_for(lambda: any("is constrained" in m for m in session.messages()), 30)
@@ -181,7 +180,7 @@ async def test_propose_fix_runs_the_fix_in_a_sandbox_with_progress(
     (plan,) = [Plan.model_validate(p) for p in raw["plans"]]
     assert plan.state is PlanState.CONSTRAINED and "inventory.py" in plan.paths
     # Preview opens the proposed text: the sandbox copy, with the plan's own findings.
-    await choose(session, await plan_action(session, demo / "inventory.py", "Preview plan"))
+    await choose(buffers, await plan_action(session, demo / "inventory.py", "Preview plan"))
     await wait_for(lambda: bool(session.client.shown_documents))
     assert plan.sandbox_root is not None
     (shown,) = session.client.shown_documents
@@ -189,7 +188,7 @@ async def test_propose_fix_runs_the_fix_in_a_sandbox_with_progress(
     forced = await plan_action(
         session, demo / "inventory.py", "Apply plan “Fix ruff findings” anyway"
     )
-    await choose(session, forced)
+    await choose(buffers, forced)
     await wait_for(lambda: any("Applied plan" in m for m in session.messages()))
     assert "import os" not in buffers.text(demo / "inventory.py")
     assert await plan_state(backend, plan) is PlanState.APPLIED
@@ -309,12 +308,12 @@ async def test_without_apply_edit_the_backend_applies_but_never_over_unsaved_cha
     root, resource, session, buffers = await started(tmp_path, backend, lsp, no_apply_edit, "local")
     plan = await submit(backend, resource)
     buffers.type(root / "a.py", "import os\nx = 1  # unsaved\n")
-    await choose(session, await plan_action(session, root / "a.py", "Apply plan"))
+    await choose(buffers, await plan_action(session, root / "a.py", "Apply plan"))
     await wait_for(lambda: any("unsaved changes" in m for m in session.messages()))
     assert (root / "a.py").read_text() == SOURCE
     assert await plan_state(backend, plan) is PlanState.COMPLETE
     buffers.type(root / "a.py", SOURCE)  # reverted: the buffer is the file again
-    await choose(session, await plan_action(session, root / "a.py", "Apply plan"))
+    await choose(buffers, await plan_action(session, root / "a.py", "Apply plan"))
     await wait_for(lambda: any("on disk" in m for m in session.messages()))
     assert buffers.received == []  # nothing was sent to the editor to apply
     assert (root / "a.py").read_text() == "x = 1\n"
