@@ -130,6 +130,9 @@ class Commands(Feature):
 
     async def apply_fix(self, args: FixArgs | FixAllArgs) -> object:
         """For editors without ``codeAction/resolve``: the same edit, sent."""
+        if not self.session.support.apply_edit:
+            self._say("This editor cannot apply edits a language server sends.", Warning_)
+            return {"applied": False}
         edit = self._actions.fix_edit(args)
         if edit is None:
             self._say(
@@ -296,9 +299,15 @@ class Commands(Feature):
     async def _apply_edit(
         self, edit: types.WorkspaceEdit, label: str
     ) -> types.ApplyWorkspaceEditResult:
-        return await self.session.workspace_apply_edit_async(
-            types.ApplyWorkspaceEditParams(edit=edit, label=label)
-        )
+        """The editor's answer; an error answer counts as "not applied"."""
+        try:
+            return await self.session.workspace_apply_edit_async(
+                types.ApplyWorkspaceEditParams(edit=edit, label=label)
+            )
+        except asyncio.CancelledError:
+            raise
+        except Exception as exc:
+            return types.ApplyWorkspaceEditResult(applied=False, failure_reason=str(exc))
 
     async def _cancel_plan(self, plan_id: str) -> None:
         client = self.session.link.client

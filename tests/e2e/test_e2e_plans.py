@@ -21,7 +21,7 @@ from lsp_server.features.code_actions.listing import PLAN_KIND
 from tests.e2e import lsp_harness
 from tests.e2e.editing import Buffers
 from tests.e2e.lsp_harness import REPO, WAIT, Backend, Session, Starter, project, uri, wait_for
-from tests.e2e.test_e2e_code_actions import actions_at, choose, started
+from tests.e2e.test_e2e_code_actions import actions_at, choose, started, unused_import
 
 SOURCE = "import os\nx = 1\n"
 DIFF = """\
@@ -289,23 +289,24 @@ async def test_cancelling_the_progress_cancels_the_plan(
 
 
 @pytest.fixture
-def no_apply_edit(monkeypatch: pytest.MonkeyPatch) -> str:
-    """A client that cannot take workspace/applyEdit (VS Code's profile without it)."""
+def no_apply_edit(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every profile started in the test lacks workspace/applyEdit."""
     recorded = lsp_harness.capabilities_for
 
     def capabilities(profile: str) -> types.ClientCapabilities:
-        caps = recorded("visual-studio-code")
+        caps = recorded(profile)
         assert caps.workspace is not None
         return attrs.evolve(caps, workspace=attrs.evolve(caps.workspace, apply_edit=False))
 
     monkeypatch.setattr(lsp_harness, "capabilities_for", capabilities)
-    return "visual-studio-code"
 
 
 async def test_without_apply_edit_the_backend_applies_but_never_over_unsaved_changes(
-    tmp_path: Path, backend: Backend, lsp: Starter, no_apply_edit: str
+    tmp_path: Path, backend: Backend, lsp: Starter, no_apply_edit: None
 ) -> None:
-    root, resource, session, buffers = await started(tmp_path, backend, lsp, no_apply_edit, "local")
+    root, resource, session, buffers = await started(
+        tmp_path, backend, lsp, "visual-studio-code", "local"
+    )
     plan = await submit(backend, resource)
     buffers.type(root / "a.py", "import os\nx = 1  # unsaved\n")
     await choose(buffers, await plan_action(session, root / "a.py", "Apply plan"))
@@ -318,3 +319,15 @@ async def test_without_apply_edit_the_backend_applies_but_never_over_unsaved_cha
     assert buffers.received == []  # nothing was sent to the editor to apply
     assert (root / "a.py").read_text() == "x = 1\n"
     assert await plan_state(backend, plan) is PlanState.APPLIED
+
+
+async def test_a_fix_that_could_not_reach_the_buffer_is_not_offered(
+    tmp_path: Path, backend: Backend, lsp: Starter, no_apply_edit: None
+) -> None:
+    """eglot's profile without applyEdit: no resolve either, so no fix."""
+    root, resource, session, _ = await started(tmp_path, backend, lsp, "emacs", "local")
+    backend.publish(unused_import(resource))
+    await session.wait_diagnostics(root / "a.py", lambda d: len(d) == 1)
+    titles = [a.title for a in await actions_at(session, root / "a.py", 0, 8)]
+    assert "Run validations on a.py" in titles
+    assert not [t for t in titles if t.startswith(("Fix with", "Fix all"))], titles

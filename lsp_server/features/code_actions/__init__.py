@@ -98,10 +98,15 @@ class CodeActions(Feature):
         placement = self.session.placed(uri)
         if placement is None:
             return None
-        resolve = "edit" in self.session.support.code_action_resolve
+        support = self.session.support
+        resolve = "edit" in support.code_action_resolve
         context = params.context
         view = self._view(uri, placement)
-        return list_actions(view, params.range, context.only, resolve, context.diagnostics)
+        actions = list_actions(view, params.range, context.only, resolve, context.diagnostics)
+        if resolve or support.apply_edit:
+            return actions
+        # Neither resolved nor sent: a fix could not reach this editor's buffer.
+        return [a for a in actions if not (a.command and a.command.command in (APPLY_FIX, FIX_ALL))]
 
     def _view(self, uri: str, placement: Placement) -> DocumentView:
         resource_id = placement.resource.id
