@@ -92,7 +92,7 @@ class Commands(Feature):
         self.session.say(message, kind)
 
     async def execute(self, name: str, arguments: Sequence[object] | None) -> object:
-        """Run a command; its arguments are one object (see ``lsp_server.actions``)."""
+        """Run a command; its arguments are one object (``code_actions.listing``)."""
         command = self.table.get(name)
         if command is None:
             raise ValueError(f"unknown command {name!r}")
@@ -168,8 +168,8 @@ class Commands(Feature):
             "language server's log; “Apply plan” applies it.",
             Info,
         )
-        for change in preview.changes:
-            log.info("plan %s, %s:\n%s", plan.id, change.path, change.diff)
+        for change in preview.changes:  # the editor's log of this server (window/logMessage)
+            self.session.log_to_client(f"Plan “{plan.title}”, {change.path}:\n{change.diff}")
         shown = [c.path for c in preview.changes if c.kind is not ChangeKind.DELETE]
         if plan.sandbox_root is not None and shown and self.session.support.show_document:
             copy = path_to_uri(os.path.join(plan.sandbox_root, shown[0]))

@@ -185,6 +185,8 @@ async def test_propose_fix_runs_the_fix_in_a_sandbox_with_progress(
     assert plan.sandbox_root is not None
     (shown,) = session.client.shown_documents
     assert shown.uri == uri(Path(plan.sandbox_root) / "inventory.py")
+    logged = [m.message for m in session.client.log_messages]
+    assert any("-import os" in m and "inventory.py" in m for m in logged), logged
     forced = await plan_action(
         session, demo / "inventory.py", "Apply plan “Fix ruff findings” anyway"
     )
