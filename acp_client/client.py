@@ -197,9 +197,17 @@ class AcpClient:
         return await self._call(PlanRef(plan_id=plan_id), "plan.cancel", Plan)
 
     async def context_inspect(
-        self, path: str, line: int | None = None, character: int | None = None
+        self,
+        path: str,
+        line: int,
+        character: int = 0,
+        *,
+        resource: str | None = None,
+        text: str | None = None,
     ) -> ContextInfo:
-        params = ContextInspectParams(path=path, line=line, character=character)
+        params = ContextInspectParams(
+            path=path, resource=resource, line=line, character=character, text=text
+        )
         return await self._call(params, "context.inspect", ContextInfo)
 
     # --- events -----------------------------------------------------------

@@ -221,23 +221,66 @@ class PlanPreview(Model):
     )
 
 
-class ContextKind(StrEnum):
-    SNIPPET = "snippet"
-    DECISION = "decision"
-    ENTITY = "entity"
-    FINDING = "finding"
+class ContextFinding(Model):
+    """A finding of a validation's latest result that covers the inspected position."""
+
+    validation: str
+    mode: ValidationMode
+    description: str = Field(default="", description="The validation's, from its declaration.")
+    passed: bool = Field(description="Whether the result it belongs to passed.")
+    finding: Finding = Field(
+        description="Rule id (``code``), ``rule_description`` and ``help_uri`` included."
+    )
+    result_id: str
+    run_id: str
+    found_at: datetime = Field(description="When the run that produced it finished.")
+    fix_available: bool = Field(
+        description="The tool proposed a fix, or the validation declares a fix command."
+    )
+    stale: bool = Field(
+        default=False, description="The file has changed since the finding was computed."
+    )
+
+
+class EntityKind(StrEnum):
+    CLASS = "class"
+    FUNCTION = "function"
+    METHOD = "method"
+
+
+class Entity(Model):
+    """The innermost definition enclosing the position (Python only, for now)."""
+
+    id: str = Field(description="Stable id: ``py:<kind>/<module>.<qualified name>``.")
+    kind: EntityKind
+    name: str = Field(description="Qualified name inside its module (``Class.method``).")
+    signature: str = Field(description="``def f(x: int) -> str``, ``class C(Base)``.")
+    doc: str = Field(default="", description="The first line of its docstring.")
+    decorators: tuple[str, ...] = ()
+    location: Location = Field(description="Its whole range, decorators included.")
 
 
 class ContextItem(Model):
-    kind: ContextKind
+    """Other context a platform holds about the position (a snippet an agent
+    used, a note); the reference backend sends none."""
+
     title: str
     body: str = ""
     location: Location | None = None
-    plan_id: str | None = None
-    validation: str | None = None
 
 
 class ContextInfo(Model):
+    """What is known about one position, in sections a client shows in this order."""
+
     resource_id: str
-    path: str
+    path: str = Field(description="POSIX path relative to the resource root.")
+    line: Position
+    character: Position
+    findings: tuple[ContextFinding, ...] = ()
+    entity: Entity | None = None
     items: tuple[ContextItem, ...] = ()
+    notes: tuple[str, ...] = Field(
+        default=(),
+        description="What was not looked at, and why (a binary or too large file, a "
+        "syntax error): an empty section is then not a clean bill.",
+    )

@@ -45,13 +45,14 @@ class FindingConverter:
     def convert(self, raw: RawFinding) -> Finding:
         """The contract's finding for one that ``admits`` let in."""
         path = self._relative(raw.path) if raw.path is not None else None
-        if path is None or path == ".":  # no file, or about the whole resource
-            return Finding(message=raw.message, code=raw.code, severity=raw.severity)
+        # No file, or about the whole resource: no location.
         return Finding(
-            location=self._location(path, raw),
+            location=None if path is None or path == "." else self._location(path, raw),
             message=raw.message,
             code=raw.code,
             severity=raw.severity,
+            rule_description=raw.rule_description,
+            help_uri=raw.help_uri,
         )
 
     def _location(self, path: str, raw: RawFinding) -> Location:

@@ -33,6 +33,8 @@ class RawFinding:
     end_inclusive: bool = False
     code: str | None = None
     severity: SeverityHint | None = None
+    rule_description: str | None = None
+    help_uri: str | None = None
 
 
 _SEVERITY_WORDS = {

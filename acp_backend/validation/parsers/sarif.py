@@ -80,6 +80,8 @@ def _run_findings(run: dict[str, Any], override: ColumnUnit | None) -> Iterator[
             code=_str(result.get("ruleId")) or _str(rule.get("id")),
             severity=_LEVELS.get(str(level or "warning")),
             unit=unit,
+            rule_description=_rule_description(rule),
+            help_uri=_str(rule.get("helpUri")),
         )
         physical = _dict(_dict(_first(result.get("locations"))).get("physicalLocation"))
         path = _artifact_path(_dict(physical.get("artifactLocation")), artifacts, base_uris)
@@ -139,6 +141,15 @@ def _rule_of(result: dict[str, Any], rules: list[dict[str, Any]]) -> dict[str, A
         return rules[index]
     rule_id = result.get("ruleId")
     return next((rule for rule in rules if rule.get("id") == rule_id), {})
+
+
+def _rule_description(rule: dict[str, Any]) -> str | None:
+    """The rule's ``shortDescription``; its name instead when that is a message
+    template (ruff's ``Undefined name `{name}`. {tip}``)."""
+    short = _str(_dict(rule.get("shortDescription")).get("text"))
+    if short and "{" not in short:
+        return short
+    return _str(rule.get("name")) or _str(_dict(rule.get("properties")).get("name")) or short
 
 
 def _message(result: dict[str, Any], rule: dict[str, Any]) -> str:
