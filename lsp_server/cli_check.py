@@ -28,7 +28,7 @@ from acp_client.models import Resource, ResultOutcome, ValidationMode, Validatio
 from acp_client.paths import is_within, path_to_uri, real_path
 from lsp_server import __version__
 from lsp_server.backend import Target, add_target_options
-from lsp_server.mapping import Mark, marks_for
+from lsp_server.features.diagnostics.mapping import Mark, marks_for
 
 OK, FAILED, UNUSABLE = 0, 1, 2
 POLL_INTERVAL = 0.1

@@ -17,10 +17,17 @@ from acp_client.client import AcpClient
 from acp_client.errors import NotFound
 from acp_client.models import Resource
 from acp_client.paths import NotAFilePath, is_within, path_to_uri, real_path
-from lsp_server.mapping import inside
-from lsp_server.store import FileKey
 
 log = logging.getLogger(__name__)
+
+FileKey = tuple[str, str]
+"""(resource id, POSIX path relative to the resource root)."""
+
+
+def inside(relative: str) -> bool:
+    """A relative POSIX path that stays under its root (no ``..`` escape)."""
+    normal = posixpath.normpath(relative)
+    return not relative.startswith("/") and normal != ".." and not normal.startswith("../")
 
 
 @dataclass(frozen=True, slots=True)

@@ -6,9 +6,9 @@ from lsprotocol import types
 
 from acp_client.models import Resource
 from acp_client.paths import path_to_uri
-from lsp_server.diagnostics import OpenDocument, Presenter
+from lsp_server.features.diagnostics.presenter import OpenDocument, Presenter
+from lsp_server.features.diagnostics.store import DiagnosticsStore
 from lsp_server.roots import Roots
-from lsp_server.store import DiagnosticsStore
 from tests.unit.lsp.lsp_factories import finding, result
 
 KEY = ("R", "a.py")

@@ -1,7 +1,7 @@
 import asyncio
 import itertools
 
-from lsp_server.publisher import CoalescingPublisher
+from lsp_server.features.diagnostics.publisher import CoalescingPublisher
 
 WINDOW = 0.05
 

@@ -25,13 +25,13 @@ backend locates it, with ``acp.toml`` as its source.
 from __future__ import annotations
 
 import logging
-import posixpath
 from typing import NamedTuple
 
 from lsprotocol.types import Diagnostic, DiagnosticSeverity, Position, PositionEncodingKind, Range
 
 from acp_client.models import Finding, Location, ValidationMode, ValidationResult
 from lsp_server.positions import Lines, convert
+from lsp_server.roots import inside
 
 log = logging.getLogger(__name__)
 
@@ -78,12 +78,6 @@ def config_mark(error: Finding) -> ConfigMark:
     if location is not None and inside(location.path):
         return ConfigMark(location, error.message, error.code, anchored=False)
     return ConfigMark(DECLARATION_TOP, error.message, error.code, anchored=True)
-
-
-def inside(relative: str) -> bool:
-    """A relative POSIX path that stays under its root (no ``..`` escape)."""
-    normal = posixpath.normpath(relative)
-    return not relative.startswith("/") and normal != ".." and not normal.startswith("../")
 
 
 def marks_for(result: ValidationResult) -> dict[str, list[Mark]]:

@@ -13,10 +13,8 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from acp_client.models import Finding, ResultOutcome, ValidationResult
-from lsp_server.mapping import ConfigMark, Mark, config_mark, marks_for
-
-FileKey = tuple[str, str]
-"""(resource id, POSIX path relative to the resource root)."""
+from lsp_server.features.diagnostics.mapping import ConfigMark, Mark, config_mark, marks_for
+from lsp_server.roots import FileKey
 
 
 class DiagnosticsStore:

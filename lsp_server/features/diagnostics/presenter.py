@@ -25,10 +25,10 @@ from lsprotocol.types import (
 )
 
 from acp_client.models import ValidationResult
-from lsp_server.mapping import config_diagnostic, to_diagnostic
+from lsp_server.features.diagnostics.mapping import config_diagnostic, to_diagnostic
+from lsp_server.features.diagnostics.store import DiagnosticsStore
 from lsp_server.positions import DiskText, Lines, split_lines
-from lsp_server.roots import Roots
-from lsp_server.store import DiagnosticsStore, FileKey
+from lsp_server.roots import FileKey, Roots
 
 
 @dataclass(slots=True)
