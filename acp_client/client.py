@@ -200,7 +200,7 @@ class AcpClient:
         self,
         path: str,
         line: int,
-        character: int = 0,
+        character: int | None = None,
         *,
         resource: str | None = None,
         text: str | None = None,

@@ -71,6 +71,16 @@ class Location(Model):
     end_line: Position | None = None
     end_character: Position | None = None
 
+    def covers(self, line: int, character: int | None = None) -> bool:
+        """Whether the range holds ``(line, character)`` (any of ``line`` when
+        ``character`` is None). Both ends are included, so the cursor just
+        after a word is still on it; a point (no end character) holds its
+        whole line, as editors show one."""
+        end_line = self.line if self.end_line is None else self.end_line
+        if self.end_character is None or character is None:
+            return self.line <= line <= end_line
+        return (self.line, self.character) <= (line, character) <= (end_line, self.end_character)
+
 
 class TextEdit(Model):
     """Replace the text of a range in one file of the resource (code points)."""
@@ -275,7 +285,7 @@ class ContextInfo(Model):
     resource_id: str
     path: str = Field(description="POSIX path relative to the resource root.")
     line: Position
-    character: Position
+    character: Position | None = Field(default=None, description="None: the whole line.")
     findings: tuple[ContextFinding, ...] = ()
     entity: Entity | None = None
     items: tuple[ContextItem, ...] = ()

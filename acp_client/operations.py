@@ -195,7 +195,12 @@ class ContextInspectParams(Params):
     )
     resource: str | None = Field(default=None, description="Resource id or name.")
     line: int = Field(ge=0, le=MAX_POSITION, description="0-based.")
-    character: int = Field(default=0, ge=0, le=MAX_POSITION, description="Unicode code points.")
+    character: int | None = Field(
+        default=None,
+        ge=0,
+        le=MAX_POSITION,
+        description="Unicode code points; None: the whole line (what a client caches per line).",
+    )
     text: str | None = Field(
         default=None,
         max_length=MAX_INSPECT_TEXT,

@@ -1,9 +1,8 @@
 """Findings here: the latest results' findings that cover a position.
 
-A ranged finding covers its range, both ends included (the cursor just
-after a word is still on it); a point finding covers its whole line, as an
-editor shows it. Findings with no location count where the editor shows
-them: on the line that declares their validation in ``acp.toml``.
+Coverage is ``Location.covers`` (shared with the language server, which
+filters a cached line by it). Findings with no location count where the
+editor shows them: on the line that declares their validation in ``acp.toml``.
 """
 
 from __future__ import annotations
@@ -13,7 +12,6 @@ from collections.abc import Iterable, Mapping
 from acp_client.models import (
     ContextFinding,
     Finding,
-    Location,
     ValidationMode,
     ValidationResult,
     ValidationSpec,
@@ -22,26 +20,20 @@ from acp_client.models import (
 DECLARATION_FILE = "acp.toml"
 
 
-def covers(location: Location, line: int, character: int) -> bool:
-    end_line = location.line if location.end_line is None else location.end_line
-    if location.end_character is None:
-        return location.line <= line <= end_line
-    start = (location.line, location.character)
-    return start <= (line, character) <= (end_line, location.end_character)
-
-
 def _anchored_here(result: ValidationResult, path: str, line: int) -> bool:
     anchor = result.declared_at
     return path == DECLARATION_FILE and anchor is not None and anchor.line == line
 
 
-def _located_here(result: ValidationResult, path: str, line: int, character: int) -> list[Finding]:
+def _located_here(
+    result: ValidationResult, path: str, line: int, character: int | None
+) -> list[Finding]:
     here = [
         finding
         for finding in result.findings
         if finding.location is not None
         and finding.location.path == path
-        and covers(finding.location, line, character)
+        and finding.location.covers(line, character)
     ]
     if _anchored_here(result, path, line):
         here += [finding for finding in result.findings if finding.location is None]
@@ -55,7 +47,7 @@ def findings_at(
     specs: Mapping[str, ValidationSpec],
     path: str,
     line: int,
-    character: int,
+    character: int | None,
     *,
     current_sha256: str | None,
 ) -> list[ContextFinding]:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from acp_backend.inspect.findings import covers, findings_at
+from acp_backend.inspect.findings import findings_at
 from acp_client.models import (
     Finding,
     FindingFix,
@@ -23,20 +23,25 @@ SPECS = {
 
 def test_a_range_covers_its_characters_both_ends_included() -> None:
     word = Location(path="a.py", line=4, character=49, end_line=4, end_character=53)
-    assert [c for c in range(47, 56) if covers(word, 4, c)] == [49, 50, 51, 52, 53]
-    assert not covers(word, 3, 50) and not covers(word, 5, 50)
+    assert [c for c in range(47, 56) if word.covers(4, c)] == [49, 50, 51, 52, 53]
+    assert not word.covers(3, 50) and not word.covers(5, 50)
 
 
 def test_a_multi_line_range_covers_the_lines_between() -> None:
     span = Location(path="a.py", line=2, character=10, end_line=4, end_character=3)
-    assert covers(span, 3, 0) and covers(span, 2, 10) and covers(span, 4, 3)
-    assert not covers(span, 2, 9) and not covers(span, 4, 4)
+    assert span.covers(3, 0) and span.covers(2, 10) and span.covers(4, 3)
+    assert not span.covers(2, 9) and not span.covers(4, 4)
+
+
+def test_no_character_means_the_whole_line() -> None:
+    word = Location(path="a.py", line=4, character=49, end_line=5, end_character=2)
+    assert word.covers(4) and word.covers(5) and not word.covers(3) and not word.covers(6)
 
 
 def test_a_point_finding_covers_its_whole_line() -> None:
     point = Location(path="a.py", line=8, character=22)
-    assert covers(point, 8, 0) and covers(point, 8, 500)
-    assert not covers(point, 7, 22)
+    assert point.covers(8, 0) and point.covers(8, 500)
+    assert not point.covers(7, 22)
 
 
 def test_findings_at_a_position_with_their_validation_run_and_fix() -> None:
@@ -54,6 +59,11 @@ def test_findings_at_a_position_with_their_validation_run_and_fix() -> None:
     todos = result("todos", ValidationMode.INFORMATIONAL, findings=[finding("a.py", 1, 3)], at=5)
     lint = result("lint", findings=[fixable, finding("a.py", 2), finding("b.py", 1)])
     found = findings_at([todos, lint], SPECS, "a.py", 1, 4, current_sha256=None)
+    whole_line = findings_at([todos, lint], SPECS, "a.py", 1, None, current_sha256=None)
+    assert whole_line == found
+    assert findings_at([todos, lint], SPECS, "a.py", 1, 6, current_sha256=None)[0].validation == (
+        "todos"
+    )
     assert [(f.validation, f.finding.message) for f in found] == [
         ("lint", "fixable"),  # required first
         ("todos", "m"),

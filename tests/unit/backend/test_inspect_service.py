@@ -117,9 +117,11 @@ async def test_a_plain_line_says_nothing(facade: BackendFacade, project: Path) -
     store_result(facade, project, [NMAE])
     info = await inspect(facade, path=str(project / "src" / "app.py"), line=0, character=3)
     assert (info.findings, info.entity, info.items, info.notes) == ((), None, (), ())
-    # On the finding's line but off its range.
+    # On the finding's line but off its range; and the whole line.
     info = await inspect(facade, path=str(project / "src" / "app.py"), line=5, character=4)
     assert info.findings == () and info.entity is not None
+    info = await inspect(facade, path=str(project / "src" / "app.py"), line=5)
+    assert [here.finding for here in info.findings] == [NMAE] and info.character is None
 
 
 async def test_an_edited_file_makes_the_finding_stale(facade: BackendFacade, project: Path) -> None:
