@@ -93,6 +93,13 @@ def add_target_options(parser: argparse.ArgumentParser) -> None:
 Connector = Callable[[], Awaitable[AcpClient]]
 
 
+def offers(client: AcpClient, operation: str) -> bool:
+    """Whether the backend implements ``operation``, as its ``acp.initialize``
+    listed; a backend that lists nothing is assumed to offer everything."""
+    listed = client.server.operations if client.server is not None else ()
+    return not listed or operation in listed
+
+
 class BackendLink:
     """Holds the current client; ``None`` while the backend is unreachable."""
 

@@ -76,3 +76,9 @@ def register(server: AcpLanguageServer) -> None:
         ls: AcpLanguageServer, params: types.WorkDoneProgressCancelParams
     ) -> None:
         await ls.diagnostics.progress_cancelled(str(params.token))
+
+    # --- hover ----------------------------------------------------------------
+
+    @server.feature(types.TEXT_DOCUMENT_HOVER)
+    async def hover(ls: AcpLanguageServer, params: types.HoverParams) -> types.Hover | None:
+        return await ls.hover.hover(params)

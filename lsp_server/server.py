@@ -28,6 +28,7 @@ from lsp_server.backend import BackendLink, Backoff, Connector
 from lsp_server.capabilities import ClientSupport
 from lsp_server.features import Feature
 from lsp_server.features.diagnostics import Diagnostics
+from lsp_server.features.hover import Hover
 from lsp_server.roots import Placement, Roots, file_path
 from lsp_server.settings import SECTION, Settings, parse_settings, unwrap_section
 
@@ -70,7 +71,8 @@ class AcpLanguageServer(LanguageServer):
         self._settings_message: str | None = None
         self._stopping: asyncio.Task[None] | None = None
         self.diagnostics = Diagnostics(self)
-        self.features: tuple[Feature, ...] = (self.diagnostics,)
+        self.hover = Hover(self)
+        self.features: tuple[Feature, ...] = (self.diagnostics, self.hover)
 
     @property
     def encoding(self) -> str:

@@ -41,6 +41,7 @@ from acp_client.paths import path_to_uri
 
 REPO = Path(__file__).resolve().parents[2]
 PULL = "vscode-pull"
+PLAIN = "plaintext-hover"
 PROFILES = ["visual-studio-code", "neovim@v0.7", "neovim@v0.11", "emacs", PULL]
 # Every profile in local mode; push and pull again through the HTTP server.
 PROFILES_AND_MODES = [
@@ -55,7 +56,13 @@ _ids = count(1)
 
 def capabilities_for(profile: str) -> types.ClientCapabilities:
     """A recorded profile; ``vscode-pull`` is VS Code as of 1.7x: it pulls
-    diagnostics and honours ``workspace/diagnostic/refresh``."""
+    diagnostics and honours ``workspace/diagnostic/refresh``; ``plaintext-hover``
+    is Neovim 0.7 taking only plain text in hovers."""
+    if profile == PLAIN:  # a client whose hovers show plain text only
+        base = client_capabilities("neovim@v0.7")
+        assert base.text_document is not None
+        hover = types.HoverClientCapabilities(content_format=[types.MarkupKind.PlainText])
+        return attrs.evolve(base, text_document=attrs.evolve(base.text_document, hover=hover))
     if profile != PULL:
         return client_capabilities(profile)
     base = client_capabilities("visual-studio-code")
