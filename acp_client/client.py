@@ -10,7 +10,14 @@ from pydantic import BaseModel, ValidationError
 
 from acp_client.errors import MethodNotFound, ServerFault, VersionMismatch
 from acp_client.events import Event, StreamReset, UnknownEvent, parse_event
-from acp_client.models import ContextInfo, Plan, PlanPreview, PlanState, Resource
+from acp_client.models import (
+    ContextInfo,
+    Plan,
+    PlanPreview,
+    PlanState,
+    Resource,
+    ValidationResult,
+)
 from acp_client.operations import (
     OPERATIONS,
     PROTOCOL_VERSION,
@@ -158,6 +165,19 @@ class AcpClient:
             resource=resource, plan=plan, after=after, history=history, limit=limit
         )
         return await self._call(params, "validation.list_results", ValidationListResultsResult)
+
+    async def latest_results(
+        self, resource: str, plan: str | None = None
+    ) -> list[ValidationResult]:
+        """Every validation's latest result, all pages."""
+        results: list[ValidationResult] = []
+        cursor: str | None = None
+        while True:
+            page = await self.validation_list_results(resource, plan=plan, after=cursor)
+            results.extend(page.results)
+            cursor = page.next_cursor
+            if cursor is None:
+                return results
 
     async def plan_list(
         self, resource: str | None = None, states: tuple[PlanState, ...] | None = None

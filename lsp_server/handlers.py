@@ -82,3 +82,11 @@ def register(server: AcpLanguageServer) -> None:
     @server.feature(types.TEXT_DOCUMENT_HOVER)
     async def hover(ls: AcpLanguageServer, params: types.HoverParams) -> types.Hover | None:
         return await ls.hover.hover(params)
+
+    # --- workspace symbols ----------------------------------------------------
+
+    @server.feature(types.WORKSPACE_SYMBOL)
+    async def workspace_symbol(
+        ls: AcpLanguageServer, params: types.WorkspaceSymbolParams
+    ) -> list[types.WorkspaceSymbol]:
+        return await ls.symbols.query(params.query)

@@ -29,6 +29,7 @@ from lsp_server.capabilities import ClientSupport
 from lsp_server.features import Feature
 from lsp_server.features.diagnostics import Diagnostics
 from lsp_server.features.hover import Hover
+from lsp_server.features.symbols import Symbols
 from lsp_server.roots import Placement, Roots, file_path
 from lsp_server.settings import SECTION, Settings, parse_settings, unwrap_section
 
@@ -72,7 +73,8 @@ class AcpLanguageServer(LanguageServer):
         self._stopping: asyncio.Task[None] | None = None
         self.diagnostics = Diagnostics(self)
         self.hover = Hover(self)
-        self.features: tuple[Feature, ...] = (self.diagnostics, self.hover)
+        self.symbols = Symbols(self)
+        self.features: tuple[Feature, ...] = (self.diagnostics, self.hover, self.symbols)
 
     @property
     def encoding(self) -> str:

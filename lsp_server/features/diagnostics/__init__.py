@@ -26,7 +26,7 @@ from acp_client.events import (
     ValidationResultEvent,
     ValidationStarted,
 )
-from acp_client.models import Resource, ValidationResult
+from acp_client.models import Resource
 from lsp_server.features import Feature
 from lsp_server.features.diagnostics.mapping import DECLARATION_FILE
 from lsp_server.features.diagnostics.presenter import OpenDocument, Presenter
@@ -89,16 +89,9 @@ class Diagnostics(Feature):
         await self._check_config(client, resource)
 
     async def _fill_results(self, client: AcpClient, resource: Resource) -> None:
-        results: list[ValidationResult] = []
-        cursor: str | None = None
         since = self.store.now()
         try:
-            while True:
-                page = await client.validation_list_results(resource.id, after=cursor)
-                results.extend(page.results)
-                cursor = page.next_cursor
-                if cursor is None:
-                    break
+            results = await client.latest_results(resource.id)
         except (RemoteError, ServerFault) as exc:
             # Refused, or a stored result this client cannot read: the other
             # resources (and live events for this one) must still show.
