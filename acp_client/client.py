@@ -12,6 +12,9 @@ from acp_client.errors import MethodNotFound, ServerFault, VersionMismatch
 from acp_client.events import Event, StreamReset, UnknownEvent, parse_event
 from acp_client.models import (
     ContextInfo,
+    Decision,
+    FileEdit,
+    FindingRef,
     Plan,
     PlanPreview,
     PlanState,
@@ -26,6 +29,7 @@ from acp_client.operations import (
     InitializeResult,
     Params,
     PlanApplyParams,
+    PlanCreateParams,
     PlanExecuteParams,
     PlanListParams,
     PlanListResult,
@@ -188,20 +192,46 @@ class AcpClient:
     async def plan_get(self, plan_id: str) -> Plan:
         return await self._call(PlanRef(plan_id=plan_id), "plan.get", Plan)
 
-    async def plan_execute(
+    async def plan_create(
         self,
         resource: str,
         *,
         title: str | None = None,
         description: str = "",
-        validation: str | None = None,
-        paths: tuple[str, ...] | None = None,
+        author: str = "",
+        diff: str | None = None,
+        files: tuple[FileEdit, ...] | None = None,
+        findings: tuple[FindingRef, ...] | None = None,
+        decisions: tuple[Decision, ...] = (),
     ) -> Plan:
-        params = PlanExecuteParams(
+        """Submit a change set: exactly one of ``diff``, ``files`` or ``findings``."""
+        params = PlanCreateParams(
             resource=resource,
             title=title,
             description=description,
+            author=author,
+            diff=diff,
+            files=files,
+            findings=findings,
+            decisions=decisions,
+        )
+        return await self._call(params, "plan.create", Plan)
+
+    async def plan_execute(
+        self,
+        resource: str,
+        validation: str,
+        *,
+        title: str | None = None,
+        description: str = "",
+        paths: tuple[str, ...] | None = None,
+    ) -> Plan:
+        """Start a validation's fix in a sandbox; the plan completes through plan.changed."""
+        params = PlanExecuteParams(
+            resource=resource,
             validation=validation,
+            title=title,
+            description=description,
             paths=paths,
         )
         return await self._call(params, "plan.execute", Plan)
@@ -209,8 +239,20 @@ class AcpClient:
     async def plan_preview(self, plan_id: str) -> PlanPreview:
         return await self._call(PlanRef(plan_id=plan_id), "plan.preview", PlanPreview)
 
-    async def plan_apply(self, plan_id: str, expected_hash: str) -> Plan:
-        params = PlanApplyParams(plan_id=plan_id, expected_hash=expected_hash)
+    async def plan_apply(
+        self,
+        plan_id: str,
+        expected_hash: str,
+        *,
+        force: bool = False,
+        applied_by_client: bool = False,
+    ) -> Plan:
+        params = PlanApplyParams(
+            plan_id=plan_id,
+            expected_hash=expected_hash,
+            force=force,
+            applied_by_client=applied_by_client,
+        )
         return await self._call(params, "plan.apply", Plan)
 
     async def plan_cancel(self, plan_id: str) -> Plan:
