@@ -334,6 +334,21 @@ class ContextFinding(Model):
     )
 
 
+class ContextPlan(Model):
+    """A plan that changed the inspected line (applied) or would change it (pending)."""
+
+    plan: Plan = Field(description="Title, author, state and decisions included.")
+    applied_at: datetime | None = Field(default=None, description="None: not applied.")
+    location: Location = Field(
+        description="The lines it changed, where they are now (or would change)."
+    )
+    relocated: bool = Field(
+        default=False,
+        description="The file was edited since the apply and the lines were found again "
+        "by their content, elsewhere than recorded.",
+    )
+
+
 class EntityKind(StrEnum):
     CLASS = "class"
     FUNCTION = "function"
@@ -369,6 +384,9 @@ class ContextInfo(Model):
     line: Position
     character: Position | None = Field(default=None, description="None: the whole line.")
     findings: tuple[ContextFinding, ...] = ()
+    provenance: tuple[ContextPlan, ...] = Field(
+        default=(), description="Applied plans, newest first, then pending ones."
+    )
     entity: Entity | None = None
     items: tuple[ContextItem, ...] = ()
     notes: tuple[str, ...] = Field(

@@ -1,7 +1,7 @@
-"""``context.inspect``: one position's findings and enclosing definition.
+"""``context.inspect``: one position's findings, provenance and enclosing definition.
 
-The handler is thin; the sections are computed by ``findings`` and
-``entities`` from the text ``source`` read. Parsing runs in a worker thread
+The handler is thin; the sections are computed by ``findings``,
+``provenance`` and ``entities`` from the text ``source`` read. Parsing runs in a worker thread
 and is cached per file content, so hovering down a file parses it once.
 """
 
@@ -26,13 +26,14 @@ from acp_backend.inspect.entities import (
     module_name,
 )
 from acp_backend.inspect.findings import findings_at
+from acp_backend.inspect.provenance import applied_here, pending_here, recorded
 from acp_backend.inspect.source import Source, from_text, read_source
 from acp_backend.registry import Registry, normalized_real_path, resolve_path, root_entries
 from acp_backend.store import Store
 from acp_backend.validation.locations import path_in_root
 from acp_backend.validation.service import ValidationService
 from acp_client.errors import InvalidParams, OutsideRoot
-from acp_client.models import ContextInfo, Entity, Resource, ValidationResult
+from acp_client.models import ContextInfo, ContextPlan, Entity, Resource, ValidationResult
 from acp_client.operations import ContextInspectParams
 from acp_client.paths import NotAFilePath
 
@@ -130,6 +131,12 @@ def latest_results(store: Store, resource_id: str) -> list[ValidationResult]:
             return results
 
 
+def _provenance(store: Store, target: Target, line: int, text: str | None) -> list[ContextPlan]:
+    resource_id = target.resource.id
+    applied = applied_here(recorded(store, resource_id, target.path), target.path, line, text, {})
+    return [*applied, *pending_here(store, resource_id, target.path, line)]
+
+
 @handles("context.inspect")
 async def inspect(ctx: BackendContext, params: ContextInspectParams) -> ContextInfo:
     target = locate(ctx.registry, params.path, params.resource)
@@ -150,6 +157,7 @@ async def inspect(ctx: BackendContext, params: ContextInspectParams) -> ContextI
         params.character,
         current_sha256=source.sha256,
     )
+    provenance = await asyncio.to_thread(_provenance, ctx.store, target, params.line, source.text)
     entity, parse_note = (
         await ctx.service(InspectService, InspectService).entity(target, source, params.line)
         if python
@@ -163,6 +171,7 @@ async def inspect(ctx: BackendContext, params: ContextInspectParams) -> ContextI
         line=params.line,
         character=params.character,
         findings=tuple(findings),
+        provenance=tuple(provenance),
         entity=entity,
         notes=tuple(notes),
     )

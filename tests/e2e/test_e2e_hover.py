@@ -6,12 +6,13 @@ from __future__ import annotations
 
 import asyncio
 import time
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 
 import pytest
 from lsprotocol import types
 
-from acp_client.models import Finding, Location, ValidationMode
+from acp_client.models import Finding, Location, Plan, ValidationMode
 from tests.e2e.lsp_harness import (
     PLAIN,
     PROFILES_AND_MODES,
@@ -26,6 +27,7 @@ from tests.e2e.lsp_harness import (
     wait_for,
 )
 from tests.e2e.recording_facade import recorded_calls, release_inspect
+from tests.unit.plans.plan_helpers import settled
 
 HELD = ["--facade", "tests.e2e.recording_facade:create_held_inspect_facade"]
 SOURCE = '''"""Greetings."""
@@ -191,3 +193,54 @@ async def test_the_backend_down_answers_null_quickly(
     started_at = time.monotonic()
     assert await hover(session, path, 4, 0) is None
     assert time.monotonic() - started_at < 1.5
+
+
+@pytest.mark.parametrize(
+    ("profile", "mode"),
+    [("neovim@v0.11", "local"), ("emacs", "local"), ("visual-studio-code", "server")],
+)
+async def test_hover_on_a_line_a_plan_changed_shows_the_plan_and_its_decision(
+    backend: Backend, lsp: Starter, tmp_path: Path, profile: str, mode: str
+) -> None:
+    session, path = await started(backend, lsp, tmp_path, profile, mode)
+    fixed = SOURCE.replace("{nmae}", "{name}")
+    raw = await backend.facade.dispatch(
+        "plan.create",
+        {
+            "resource": "proj",
+            "title": "Fix the typo",
+            "author": "ruff-fixer",
+            "files": [{"path": "hello.py", "new_text": fixed}],
+            "decisions": [
+                {"question": "Which name was meant?", "chosen": "name", "confidence": 0.9}
+            ],
+        },
+    )
+    plan = await settled(backend.facade, Plan.model_validate(raw).id)
+    preview = await backend.facade.dispatch("plan.preview", {"plan_id": plan.id})
+    pending = await hover(session, path, LINE, 0)
+    assert pending is not None and "**Pending plan** “Fix the typo” by ruff-fixer" in pending
+    await backend.facade.dispatch(
+        "plan.apply", {"plan_id": plan.id, "expected_hash": preview["plan_hash"]}
+    )
+    session.change(path, fixed, version=2)  # the editor reloads the file
+
+    async def applied() -> str | None:
+        return await hover(session, path, LINE, 0)
+
+    await wait_for_async(lambda text: text is not None and "Applied plan" in text, applied)
+    shown = await applied()
+    assert shown is not None
+    assert "**Applied plan** “Fix the typo” by ruff-fixer, 20" in shown
+    assert "Decision: Which name was meant? → **name** (confidence 90%)" in shown
+    assert await hover(session, path, LINE - 1, 0) is not None  # the docstring: greet only
+    assert "Applied plan" not in (await hover(session, path, LINE - 1, 0) or "")
+
+
+async def wait_for_async(
+    test: Callable[[str | None], bool], get: Callable[[], Awaitable[str | None]]
+) -> None:
+    deadline = time.monotonic() + 10
+    while not test(await get()):
+        assert time.monotonic() < deadline, await get()
+        await asyncio.sleep(0.05)

@@ -15,11 +15,19 @@ from datetime import UTC, datetime
 
 from lsprotocol.types import DiagnosticSeverity, MarkupContent, MarkupKind
 
-from acp_client.models import ContextFinding, ContextInfo, ContextItem, Entity
+from acp_client.models import (
+    ContextFinding,
+    ContextInfo,
+    ContextItem,
+    ContextPlan,
+    Decision,
+    Entity,
+)
 from lsp_server.features.diagnostics.mapping import severity_for
 
 _MARKDOWN_SPECIAL = re.compile(r"([\\*_\[\]<>|~#])")
 _SAFE_LINK = re.compile(r"^https?://[^\s<>]+$")
+MAX_DECISIONS = 3
 _SEVERITY_WORDS = {
     DiagnosticSeverity.Error: "Error",
     DiagnosticSeverity.Warning: "Warning",
@@ -43,6 +51,7 @@ def render(info: ContextInfo, markdown: bool) -> MarkupContent | None:
     text = _Text(markdown)
     sections = [
         *(text.finding(here) for here in info.findings),
+        *(text.plan(here) for here in info.provenance),
         *([text.entity(info.entity)] if info.entity is not None else []),
         *(text.item(item) for item in info.items),
     ]
@@ -95,6 +104,29 @@ class _Text:
         elif name:
             name = self.code(name)
         return "Rule: " + " ".join(part for part in (name, self.escape(description or "")) if part)
+
+    def plan(self, here: ContextPlan) -> str:
+        plan = here.plan
+        title = f"“{self.escape(plan.title)}”"
+        by = f" by {self.escape(plan.author)}" if plan.author else ""
+        if here.applied_at is not None:
+            head = f"{self.strong('Applied plan')} {title}{by}, {when(here.applied_at)}"
+            if plan.forced:
+                head += " (forced past a failed required validation)"
+        else:
+            head = f"{self.strong('Pending plan')} {title}{by} ({plan.state})"
+        lines = [f"{head} · plan {self.code(plan.id)}"]
+        lines += [self.decision(decision) for decision in plan.decisions[:MAX_DECISIONS]]
+        if len(plan.decisions) > MAX_DECISIONS:
+            lines.append(f"and {len(plan.decisions) - MAX_DECISIONS} more decisions")
+        return self.lines(lines)
+
+    def decision(self, decision: Decision) -> str:
+        why = f" — {self.escape(decision.rationale)}" if decision.rationale else ""
+        return (
+            f"Decision: {self.escape(decision.question)} → {self.strong(decision.chosen)}"
+            f" (confidence {decision.confidence:.0%}){why}"
+        )
 
     def entity(self, entity: Entity) -> str:
         signature = "\n".join([*entity.decorators, entity.signature])

@@ -10,10 +10,13 @@ from acp_client.models import (
     ContextFinding,
     ContextInfo,
     ContextItem,
+    ContextPlan,
+    Decision,
     Entity,
     EntityKind,
     Finding,
     Location,
+    Plan,
     ValidationMode,
 )
 from lsp_server.features.hover.render import at_character, render
@@ -145,11 +148,65 @@ def test_a_signature_with_backticks_gets_a_longer_fence() -> None:
     assert content is not None and content.value.startswith("````python\n")
 
 
+def plan(**more: object) -> Plan:
+    fields: dict[str, object] = {
+        "id": "01PLAN",
+        "resource_id": "R",
+        "title": "Explicit start",
+        "author": "alice",
+        "phase": "apply",
+        "state": "applied",
+        "created_at": FOUND,
+        "updated_at": FOUND,
+        "decisions": [
+            Decision(
+                question="How to sum?",
+                chosen="pass start=0",
+                rationale="empty lists",
+                confidence=0.8,
+            )
+        ],
+        **more,
+    }
+    return Plan.model_validate(fields)
+
+
+LINES = Location(path="g.py", line=4, character=0, end_line=5, end_character=0)
+
+
+def test_an_applied_plan_with_its_author_time_and_decision() -> None:
+    applied = ContextPlan(plan=plan(), applied_at=FOUND, location=LINES)
+    content = render(info(provenance=(applied,)), markdown=True)
+    assert content is not None
+    assert content.value == (
+        "**Applied plan** “Explicit start” by alice, 2026-12-01 04:39 UTC · plan `01PLAN`  \n"
+        "Decision: How to sum? → **pass start=0** (confidence 80%) — empty lists"
+    )
+
+
+def test_a_pending_plan_with_its_state_and_many_decisions_cut_short() -> None:
+    many = [Decision(question=f"q{n}", chosen="c") for n in range(5)]
+    pending = ContextPlan(plan=plan(state="constrained", author="", decisions=many), location=LINES)
+    content = render(info(provenance=(pending,)), markdown=False)
+    assert content is not None
+    lines = content.value.split("\n")
+    assert lines[0] == "Pending plan “Explicit start” (constrained) · plan 01PLAN"
+    assert lines[1] == "Decision: q0 → c (confidence 100%)"
+    assert lines[-1] == "and 2 more decisions" and len(lines) == 5
+
+
+def test_a_forced_apply_says_so() -> None:
+    forced = ContextPlan(plan=plan(forced=True), applied_at=FOUND, location=LINES)
+    content = render(info(provenance=(forced,)), markdown=False)
+    assert content is not None and "(forced past a failed required validation)" in content.value
+
+
 def test_sections_in_a_fixed_order_then_the_notes() -> None:
     content = render(
         info(
             items=(ContextItem(title="Snippet", body="used by the agent"),),
             entity=GREET,
+            provenance=(ContextPlan(plan=plan(), applied_at=FOUND, location=LINES),),
             findings=(here(), here(mode=ValidationMode.INFORMATIONAL, validation="todos")),
             notes=("big.py is larger than 2,000,000 bytes: not read",),
         ),
@@ -160,6 +217,7 @@ def test_sections_in_a_fixed_order_then_the_notes() -> None:
     assert [section.split("\n")[0][:20] for section in sections] == [
         "**Error** from **ruf",
         "**Warning** from **t",
+        "**Applied plan** “Ex",
         "```python",
         "**Snippet**  ",
         "_big.py is larger th",
