@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from lsprotocol import types
 
-from lsp_server.features import diagnostics
+from lsp_server.features import diagnostics, symbols
 from lsp_server.server import AcpLanguageServer
 
 
@@ -85,8 +85,14 @@ def register(server: AcpLanguageServer) -> None:
 
     # --- workspace symbols ----------------------------------------------------
 
-    @server.feature(types.WORKSPACE_SYMBOL)
+    @server.feature(types.WORKSPACE_SYMBOL, symbols.OPTIONS)
     async def workspace_symbol(
         ls: AcpLanguageServer, params: types.WorkspaceSymbolParams
     ) -> list[types.WorkspaceSymbol]:
         return await ls.symbols.query(params.query)
+
+    @server.feature(types.WORKSPACE_SYMBOL_RESOLVE)
+    async def workspace_symbol_resolve(
+        ls: AcpLanguageServer, params: types.WorkspaceSymbol
+    ) -> types.WorkspaceSymbol:
+        return await ls.symbols.resolve(params)

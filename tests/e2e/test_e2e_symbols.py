@@ -3,6 +3,7 @@ partial name, located on their acp.toml lines, kept current; the backend down.""
 
 from __future__ import annotations
 
+import asyncio
 import shutil
 import time
 from pathlib import Path
@@ -10,9 +11,10 @@ from pathlib import Path
 import pytest
 from lsprotocol import types
 
-from acp_client.models import Location, ValidationMode
+from acp_client.models import Location, Plan, ValidationMode
 from tests.e2e.lsp_harness import (
     REPO,
+    RESOLVE,
     Backend,
     ServerProcess,
     Session,
@@ -23,6 +25,7 @@ from tests.e2e.lsp_harness import (
     uri,
     wait_for,
 )
+from tests.unit.plans.plan_helpers import settled
 
 DEMO = REPO / "examples" / "demo"
 
@@ -117,3 +120,44 @@ async def test_the_backend_down_answers_an_empty_list_quickly(
     started = time.monotonic()
     assert await symbols(session, "ruff") == []
     assert time.monotonic() - started < 1.5
+
+
+@pytest.mark.parametrize("profile", ["neovim@v0.11", RESOLVE])
+async def test_an_active_plan_is_found_and_leads_to_its_first_change(
+    demo: Path, backend: Backend, lsp: Starter, profile: str
+) -> None:
+    await backend.register(demo)
+    fixed = (demo / "greetings.py").read_text().replace("{nmae}", "{name}")
+    raw = await backend.facade.dispatch(
+        "plan.create",
+        {
+            "resource": "demo",
+            "title": "Fix the greeting typo",
+            "files": [{"path": "greetings.py", "new_text": fixed}],
+        },
+    )
+    plan = await settled(backend.facade, Plan.model_validate(raw).id)
+    session = await lsp(profile, [demo])
+    await session.wait_in_play(demo)
+    (found,) = await symbols(session, "greettypo")
+    assert found.name == "Fix the greeting typo" and found.kind == types.SymbolKind.Object
+    assert found.container_name == f"demo · {plan.state}"
+    if profile == RESOLVE:
+        options = session.capabilities.workspace_symbol_provider
+        assert isinstance(options, types.WorkspaceSymbolOptions) and options.resolve_provider
+        assert isinstance(found, types.WorkspaceSymbol)
+        assert isinstance(found.location, types.LocationUriOnly)
+        found = await session.client.workspace_symbol_resolve_async(found)
+    assert isinstance(found.location, types.Location)
+    assert found.location.uri == uri(demo / "greetings.py")
+    assert found.location.range.start.line == 4  # the line with the typo
+    # Cancelled, it is no longer active: gone from the list.
+    await backend.facade.dispatch("plan.cancel", {"plan_id": plan.id})
+    await wait_for_symbols(session, "greettypo", 0)
+
+
+async def wait_for_symbols(session: Session, query: str, count: int) -> None:
+    deadline = time.monotonic() + 10
+    while len(await symbols(session, query)) != count:
+        assert time.monotonic() < deadline
+        await asyncio.sleep(0.05)

@@ -1,18 +1,23 @@
-"""Workspace symbols: the backend's resources and validations, fuzzy-found.
+"""Workspace symbols: the backend's resources, validations and active plans, fuzzy-found.
 
 The symbols of every resource in play are listed from the backend on the
 first query after a change (an event, a resync, a saved ``acp.toml``), held,
 and each query is then matched locally: typing in an editor's picker costs
-no backend call. At most ``LIMIT`` symbols are answered, best first.
+no backend call. At most ``LIMIT`` symbols are answered, best first. A
+plan's first change needs a ``plan.preview``: a client that resolves
+symbols (``workspaceSymbol/resolve``) gets it when it opens one, others at
+listing time.
 """
 
 from __future__ import annotations
 
 import logging
+import posixpath
 from collections.abc import Mapping
 from operator import attrgetter
 from typing import TYPE_CHECKING
 
+import attrs
 from lsprotocol import types
 
 from acp_client.client import AcpClient
@@ -26,10 +31,20 @@ from acp_client.events import (
     ValidationResultEvent,
 )
 from acp_client.models import Resource
+from acp_client.paths import path_to_uri
+from lsp_server.backend import offers
 from lsp_server.calls import SharedCalls
 from lsp_server.features import Feature
 from lsp_server.features.symbols.fuzzy import best
-from lsp_server.features.symbols.index import DECLARATION_FILE, Symbol, resource_symbols
+from lsp_server.features.symbols.index import (
+    DECLARATION_FILE,
+    Symbol,
+    first_change,
+    is_active,
+    line_location,
+    plan_symbol,
+    resource_symbols,
+)
 from lsp_server.roots import Placement
 
 if TYPE_CHECKING:
@@ -39,6 +54,7 @@ log = logging.getLogger(__name__)
 
 LIMIT = 250
 """The most symbols one query answers (editors show a screenful anyway)."""
+OPTIONS = types.WorkspaceSymbolOptions(resolve_provider=True)
 _CHANGES = (ValidationResultEvent, PlanChanged, PlanApplied, ResourceChanged, StreamReset)
 
 
@@ -70,8 +86,7 @@ class Symbols(Feature):
             self._symbols = symbols
         return symbols
 
-    @staticmethod
-    async def _of(client: AcpClient, resource: Resource) -> list[Symbol]:
+    async def _of(self, client: AcpClient, resource: Resource) -> list[Symbol]:
         try:
             listed = await client.validation_list(resource.id)
             results = await client.latest_results(resource.id)
@@ -79,7 +94,49 @@ class Symbols(Feature):
             log.warning("cannot list the validations of %s: %s", resource.name, exc)
             return resource_symbols(resource, (), {})
         latest = {result.validation: result for result in results}
-        return resource_symbols(resource, listed.validations, latest)
+        symbols = resource_symbols(resource, listed.validations, latest)
+        if offers(client, "plan.list"):
+            symbols += await self._plans(client, resource)
+        return symbols
+
+    async def _plans(self, client: AcpClient, resource: Resource) -> list[Symbol]:
+        try:
+            plans = [plan for plan in await client.plan_list(resource.id) if is_active(plan)]
+        except (RemoteError, ServerFault) as exc:
+            log.warning("cannot list the plans of %s: %s", resource.name, exc)
+            return []
+        lazy = "location.range" in self.session.support.symbol_resolve
+        symbols: list[Symbol] = []
+        for plan in plans:
+            line = None if lazy else await self._first_line(client, plan.id)
+            symbols.append(plan_symbol(resource, plan, line))
+        return symbols
+
+    @staticmethod
+    async def _first_line(client: AcpClient, plan_id: str) -> int:
+        try:
+            found = first_change(await client.plan_preview(plan_id))
+        except (RemoteError, ServerFault):  # gone, or not previewable yet
+            return 0
+        return 0 if found is None else found[1]
+
+    async def resolve(self, symbol: types.WorkspaceSymbol) -> types.WorkspaceSymbol:
+        """The range of a plan's first change (other symbols come complete)."""
+        data = symbol.data if isinstance(symbol.data, dict) else {}
+        client = self.session.link.client
+        plan_id, root = data.get("plan_id"), data.get("root")
+        if client is None or not isinstance(plan_id, str) or not isinstance(root, str):
+            return symbol
+        preview = await self.session.guarded(client.plan_preview(plan_id))
+        found = first_change(preview) if preview is not None else None
+        if found is None:
+            if isinstance(symbol.location, types.LocationUriOnly):
+                return attrs.evolve(symbol, location=line_location(symbol.location.uri, 0))
+            return symbol
+        path, line = found
+        return attrs.evolve(
+            symbol, location=line_location(path_to_uri(posixpath.join(root, path)), line)
+        )
 
     # --- what makes the held symbols stale ----------------------------------
 
