@@ -25,7 +25,7 @@ _LINE_BREAK = re.compile(r"\r\n|\r|\n")  # Python's own; str.splitlines knows mo
 
 @dataclass(frozen=True)
 class Definition:
-    """One definition of a module, in contract terms except for its module."""
+    """One definition, summarised, in contract terms except for its module."""
 
     kind: EntityKind
     name: str  # qualified within the module
@@ -33,7 +33,6 @@ class Definition:
     doc: str
     decorators: tuple[str, ...]
     location: Location
-    depth: int
 
     def entity(self, module: str) -> Entity:
         return Entity(
@@ -47,6 +46,18 @@ class Definition:
         )
 
 
+@dataclass(frozen=True, slots=True)
+class Span:
+    """Where a definition is (0-based lines, decorators included); summarised on demand."""
+
+    node: _Definition
+    name: str
+    in_class: bool
+    depth: int
+    first: int
+    last: int
+
+
 class Unparsable(Exception):
     """The text is not Python this interpreter can parse; the message says where."""
 
@@ -55,91 +66,76 @@ def is_python(path: str) -> bool:
     return path.endswith(PYTHON_SUFFIXES)
 
 
-def definitions(text: str, path: str) -> list[Definition]:
-    """Every class and function of the module in ``text``, outermost first."""
-    try:
-        tree = ast.parse(text, filename=path)
-    except SyntaxError as exc:
-        where = f" (line {exc.lineno})" if exc.lineno else ""
-        raise Unparsable(f"{path} does not parse{where}: {exc.msg}") from None
-    except (ValueError, RecursionError, MemoryError) as exc:  # NUL bytes, absurd nesting
-        raise Unparsable(f"{path} cannot be parsed: {type(exc).__name__}") from None
-    return list(_Walk(path, _LINE_BREAK.split(text)).scope(tree, "", in_class=False, depth=0))
+class Outline:
+    """The classes and functions of one module. Parsing is the cost; only the
+    definition asked about is summarised (``ast.unparse`` is slow)."""
 
+    def __init__(self, text: str, path: str) -> None:
+        try:
+            tree = ast.parse(text, filename=path)
+        except SyntaxError as exc:
+            where = f" (line {exc.lineno})" if exc.lineno else ""
+            raise Unparsable(f"{path} does not parse{where}: {exc.msg}") from None
+        except (ValueError, RecursionError, MemoryError) as exc:  # NUL bytes, absurd nesting
+            raise Unparsable(f"{path} cannot be parsed: {type(exc).__name__}") from None
+        self.path = path
+        self.lines = _LINE_BREAK.split(text)
+        self.spans = list(_scope(tree, "", in_class=False, depth=0))
 
-@dataclass(frozen=True)
-class _Walk:
-    path: str
-    lines: list[str]
+    def at(self, line: int) -> Definition | None:
+        """The innermost definition whose lines include ``line``."""
+        inside = [span for span in self.spans if span.first <= line <= span.last]
+        span = max(inside, key=lambda found: found.depth, default=None)
+        return None if span is None else self.describe(span)
 
-    def scope(
-        self, node: ast.AST, prefix: str, *, in_class: bool, depth: int
-    ) -> Iterator[Definition]:
-        for child in ast.iter_child_nodes(node):
-            if isinstance(child, _Definition):
-                definition = self.definition(child, prefix, in_class=in_class, depth=depth)
-                yield definition
-                yield from self.scope(
-                    child,
-                    definition.name + ".",
-                    in_class=isinstance(child, ast.ClassDef),
-                    depth=depth + 1,
-                )
-            elif isinstance(child, ast.stmt):
-                # Definitions under if/try/with/for belong to the same scope.
-                yield from self.scope(child, prefix, in_class=in_class, depth=depth)
-
-    def code_points(self, line: int, utf8_offset: int) -> int:
-        """``ast`` counts UTF-8 bytes into a line; the contract counts code points."""
-        text = self.lines[line] if line < len(self.lines) else ""
-        return len(text.encode("utf-8")[:utf8_offset].decode("utf-8", "ignore"))
-
-    def definition(
-        self, node: _Definition, prefix: str, *, in_class: bool, depth: int
-    ) -> Definition:
+    def describe(self, span: Span) -> Definition:
+        node = span.node
         if isinstance(node, ast.ClassDef):
             kind = EntityKind.CLASS
             bases = [ast.unparse(base) for base in node.bases]
             bases += [ast.unparse(keyword) for keyword in node.keywords]
             signature = f"class {node.name}({', '.join(bases)})" if bases else f"class {node.name}"
         else:
-            kind = EntityKind.METHOD if in_class else EntityKind.FUNCTION
+            kind = EntityKind.METHOD if span.in_class else EntityKind.FUNCTION
             keyword = "async def" if isinstance(node, ast.AsyncFunctionDef) else "def"
             returns = f" -> {ast.unparse(node.returns)}" if node.returns else ""
             signature = f"{keyword} {node.name}({ast.unparse(node.args)}){returns}"
-        first = min([node.lineno, *(decorator.lineno for decorator in node.decorator_list)])
         docstring = ast.get_docstring(node) or ""
-        end_line = (node.end_lineno or node.lineno) - 1
         return Definition(
             kind=kind,
-            name=prefix + node.name,
+            name=span.name,
             signature=signature,
             doc=next((line.strip() for line in docstring.splitlines() if line.strip()), ""),
             decorators=tuple(f"@{ast.unparse(decorator)}" for decorator in node.decorator_list),
             location=Location(
                 path=self.path,
-                line=first - 1,
+                line=span.first,
                 # Decorators share the definition's indentation.
-                character=self.code_points(first - 1, node.col_offset),
-                end_line=end_line,
-                end_character=self.code_points(end_line, node.end_col_offset or 0),
+                character=self.code_points(span.first, node.col_offset),
+                end_line=span.last,
+                end_character=self.code_points(span.last, node.end_col_offset or 0),
             ),
-            depth=depth,
         )
 
-
-def enclosing(found: list[Definition], line: int) -> Definition | None:
-    """The innermost definition whose lines include ``line``."""
-    inside = [
-        definition
-        for definition in found
-        if definition.location.line <= line <= _last_line(definition.location)
-    ]
-    return max(inside, key=lambda definition: definition.depth, default=None)
+    def code_points(self, line: int, utf8_offset: int) -> int:
+        """``ast`` counts UTF-8 bytes into a line; the contract counts code points."""
+        text = self.lines[line] if line < len(self.lines) else ""
+        return len(text.encode("utf-8")[:utf8_offset].decode("utf-8", "ignore"))
 
 
-def _last_line(location: Location) -> int:
-    return location.line if location.end_line is None else location.end_line
+def _scope(node: ast.AST, prefix: str, *, in_class: bool, depth: int) -> Iterator[Span]:
+    for child in ast.iter_child_nodes(node):
+        if isinstance(child, _Definition):
+            first = min([child.lineno, *(decorator.lineno for decorator in child.decorator_list)])
+            name = prefix + child.name
+            last = (child.end_lineno or child.lineno) - 1
+            yield Span(child, name, in_class, depth, first - 1, last)
+            yield from _scope(
+                child, name + ".", in_class=isinstance(child, ast.ClassDef), depth=depth + 1
+            )
+        elif isinstance(child, ast.stmt):
+            # Definitions under if/try/with/for belong to the same scope.
+            yield from _scope(child, prefix, in_class=in_class, depth=depth)
 
 
 def module_name(path: str, root_name: str, is_package: Callable[[str], bool]) -> str:

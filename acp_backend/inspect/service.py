@@ -1,8 +1,8 @@
 """``context.inspect``: one position's findings, provenance and enclosing definition.
 
 The handler is thin; the sections are computed by ``findings``,
-``provenance`` and ``entities`` from the text ``source`` read. Parsing runs in a worker thread
-and is cached per file content, so hovering down a file parses it once.
+``provenance`` and ``entities`` from the text ``source`` read. Outlines are
+cached per file content, so hovering down a file parses it once.
 """
 
 from __future__ import annotations
@@ -14,17 +14,11 @@ from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import ParamSpec, TypeVar
 
 from acp_backend.context import BackendContext
 from acp_backend.handlers import handles
-from acp_backend.inspect.entities import (
-    Definition,
-    Unparsable,
-    definitions,
-    enclosing,
-    is_python,
-    module_name,
-)
+from acp_backend.inspect.entities import Outline, Unparsable, is_python, module_name
 from acp_backend.inspect.findings import findings_at
 from acp_backend.inspect.provenance import applied_here, pending_here, recorded
 from acp_backend.inspect.source import Source, from_text, read_source
@@ -37,8 +31,24 @@ from acp_client.models import ContextInfo, ContextPlan, Entity, Resource, Valida
 from acp_client.operations import ContextInspectParams
 from acp_client.paths import NotAFilePath
 
-PARSED_CAPACITY = 64
+OUTLINE_BUDGET = 64_000
+"""Code points of source whose outlines stay cached: a few files. A held
+syntax tree is ~85 bytes per code point and slows every garbage collection,
+so hovering down an unchanged file parses it once, and little more is kept."""
 PAGE = 1000
+INLINE_TEXT = 64_000
+"""Texts up to this many code points are parsed and diffed on the event loop
+(about a millisecond); longer ones in a worker thread, so a 2 MB file never
+stalls the other requests. A thread hop costs more than the small work."""
+
+R = TypeVar("R")
+P = ParamSpec("P")
+
+
+async def offload(size: int, work: Callable[P, R], *args: P.args, **kwargs: P.kwargs) -> R:
+    if size <= INLINE_TEXT:
+        return work(*args, **kwargs)
+    return await asyncio.to_thread(work, *args, **kwargs)
 
 
 @dataclass(frozen=True)
@@ -76,10 +86,12 @@ def locate(registry: Registry, path: str, resource: str | None) -> Target:
 
 
 class InspectService:
-    """Parsed definitions per (path, content hash), the most recent kept."""
+    """Outlines per (path, content hash), the most recent kept while their
+    texts add up to ``OUTLINE_BUDGET`` code points."""
 
     def __init__(self, _: BackendContext) -> None:
-        self._parsed: OrderedDict[tuple[str, str], list[Definition] | str] = OrderedDict()
+        self._outlines: OrderedDict[tuple[str, str], tuple[Outline | str, int]] = OrderedDict()
+        self._held = 0
 
     async def entity(
         self, target: Target, source: Source, line: int
@@ -87,27 +99,34 @@ class InspectService:
         """The definition enclosing ``line`` and a note when the file does not parse."""
         if source.text is None or source.sha256 is None:
             return None, None
-        key = (target.path, source.sha256)
-        parsed = self._parsed.get(key)
-        if parsed is None:
-            parsed = await asyncio.to_thread(_parse, source.text, target.path)
-            self._parsed[key] = parsed
-            if len(self._parsed) > PARSED_CAPACITY:
-                self._parsed.popitem(last=False)
-        else:
-            self._parsed.move_to_end(key)
-        if isinstance(parsed, str):
-            return None, parsed
-        found = enclosing(parsed, line)
+        outline = await self._outline(target.path, source.text, source.sha256)
+        if isinstance(outline, str):
+            return None, outline
+        found = await offload(len(source.text), outline.at, line)
         if found is None:
             return None, None
         module = module_name(target.path, posixpath.basename(target.root), _packages(target.root))
         return found.entity(module), None
 
+    async def _outline(self, path: str, text: str, sha256: str) -> Outline | str:
+        key = (path, sha256)
+        held = self._outlines.get(key)
+        if held is not None:
+            self._outlines.move_to_end(key)
+            return held[0]
+        outline = await offload(len(text), _parse, text, path)
+        if len(text) <= OUTLINE_BUDGET:
+            self._outlines[key] = (outline, len(text))
+            self._held += len(text)
+            while self._held > OUTLINE_BUDGET:
+                _, (_, size) = self._outlines.popitem(last=False)
+                self._held -= size
+        return outline
 
-def _parse(text: str, path: str) -> list[Definition] | str:
+
+def _parse(text: str, path: str) -> Outline | str:
     try:
-        return definitions(text, path)
+        return Outline(text, path)
     except Unparsable as exc:
         return str(exc)
 
@@ -157,7 +176,8 @@ async def inspect(ctx: BackendContext, params: ContextInspectParams) -> ContextI
         params.character,
         current_sha256=source.sha256,
     )
-    provenance = await asyncio.to_thread(_provenance, ctx.store, target, params.line, source.text)
+    size = len(source.text or "")
+    provenance = await offload(size, _provenance, ctx.store, target, params.line, source.text)
     entity, parse_note = (
         await ctx.service(InspectService, InspectService).entity(target, source, params.line)
         if python

@@ -4,13 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from acp_backend.inspect.entities import (
-    Unparsable,
-    definitions,
-    enclosing,
-    is_python,
-    module_name,
-)
+from acp_backend.inspect.entities import Outline, Unparsable, is_python, module_name
 from acp_client.models import EntityKind
 
 SOURCE = '''\
@@ -58,7 +52,7 @@ if True:
 
 
 def entity_at(line: int, source: str = SOURCE, module: str = "pkg.mod") -> dict[str, object]:
-    found = enclosing(definitions(source, "pkg/mod.py"), line)
+    found = Outline(source, "pkg/mod.py").at(line)
     assert found is not None, f"nothing encloses line {line}"
     return found.entity(module).model_dump(mode="json")
 
@@ -115,15 +109,15 @@ def test_definitions_under_an_if_belong_to_the_module_scope() -> None:
 
 
 def test_module_level_lines_have_no_entity() -> None:
-    found = definitions(SOURCE, "pkg/mod.py")
+    outline = Outline(SOURCE, "pkg/mod.py")
     for line in (0, 1, 2, 14, 15, 35, 37, 999):
-        assert enclosing(found, line) is None, line
+        assert outline.at(line) is None, line
 
 
 def test_columns_are_code_points_after_non_ascii_text() -> None:
     source = 'x = "👋你好"; y = 1\nif x:  # 🌍\n    def f():  # 你好\n        pass\n'
-    (found,) = definitions(source, "m.py")
-    assert found.location.character == 4
+    found = Outline(source, "m.py").at(3)
+    assert found is not None and found.location.character == 4
     assert found.location.end_line == 3 and found.location.end_character == 12
 
 
@@ -138,7 +132,7 @@ def test_columns_are_code_points_after_non_ascii_text() -> None:
 )
 def test_text_that_does_not_parse_says_where_instead_of_failing(source: str, expected: str) -> None:
     with pytest.raises(Unparsable) as caught:
-        definitions(source, "m.py")
+        Outline(source, "m.py")
     assert str(caught.value).startswith(expected)
 
 
