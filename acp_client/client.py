@@ -8,7 +8,7 @@ from typing import TypeVar
 
 from pydantic import BaseModel, ValidationError
 
-from acp_client.errors import MethodNotFound, ServerFault, VersionMismatch
+from acp_client.errors import MethodNotFound, ServerFault, Unsupported, VersionMismatch
 from acp_client.events import Event, StreamReset, UnknownEvent, parse_event
 from acp_client.models import (
     ContextInfo,
@@ -49,6 +49,7 @@ from acp_client.operations import (
     ValidationRunParams,
     ValidationRunResult,
     alias_for,
+    canonical_method,
     version_compatible,
 )
 from acp_client.transport import Transport
@@ -80,18 +81,41 @@ class AcpClient:
     async def __aexit__(self, *_: object) -> None:
         await self.aclose()
 
+    def supports(self, method: str) -> bool:
+        """Whether the backend offers ``method`` (one of ours), as far as its
+        ``acp.initialize`` said; True before that, or when it listed nothing."""
+        offered = self._offered()
+        return offered is None or method in offered
+
+    def _offered(self) -> dict[str, str] | None:
+        """Our method name -> the name the backend listed it under; None when
+        the backend did not list its operations (an older one)."""
+        if self.server is None or not self.server.operations:
+            return None
+        return {canonical_method(name): name for name in self.server.operations}
+
     async def _call(self, params: Params, method: str, result_type: type[R]) -> R:
         assert OPERATIONS[method].params is type(params), method
         payload = params.model_dump(mode="json", exclude_none=True)
-        wire_method = alias_for(method) if method in self._use_alias else method
+        offered = self._offered()
+        if offered is not None and method not in offered and method != "acp.initialize":
+            raise Unsupported(method)  # no round trip for what it said it lacks
+        if offered is not None:
+            wire_method = offered.get(method, method)
+        else:
+            wire_method = (alias_for(method) if method in self._use_alias else None) or method
         try:
-            raw = await self.transport.call(wire_method or method, payload)
+            raw = await self.transport.call(wire_method, payload)
         except MethodNotFound:
-            # A deployment that speaks only the A2A names: retry once under that name.
+            # A deployment that did not list its operations and speaks only
+            # the A2A names: retry once under that name.
             alias = alias_for(method)
-            if alias is None or method in self._use_alias:
-                raise
-            raw = await self.transport.call(alias, payload)
+            if offered is not None or alias is None or wire_method == alias:
+                raise Unsupported(method) from None
+            try:
+                raw = await self.transport.call(alias, payload)
+            except MethodNotFound:
+                raise Unsupported(method) from None
             self._use_alias.add(method)
         try:
             return result_type.model_validate(raw)

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import os
 from collections.abc import Coroutine, Generator, Iterable
 from typing import Any, TypeVar
 
@@ -19,18 +20,24 @@ from pygls.lsp.server import LanguageServer
 from pygls.protocol import LanguageServerProtocol, lsp_method
 
 from acp_client.client import AcpClient
-from acp_client.errors import AcpError, TransportError
+from acp_client.errors import AcpError, TransportError, Unsupported
 from acp_client.events import Event, ResourceChanged, StreamReset
 from acp_client.models import Resource
 from acp_client.paths import is_within
 from lsp_server import __version__
-from lsp_server.backend import BackendLink, Backoff, Connector
+from lsp_server.backend import (
+    STREAM_PROVEN_AFTER,
+    BackendLink,
+    Backoff,
+    Connector,
+    degraded_message,
+)
 from lsp_server.capabilities import ClientSupport
 from lsp_server.features import Feature
 from lsp_server.features.diagnostics import Diagnostics
 from lsp_server.features.hover import Hover
 from lsp_server.features.symbols import Symbols
-from lsp_server.roots import Placement, Roots, file_path
+from lsp_server.roots import DECLARATION_FILE, Placement, Roots, file_path
 from lsp_server.settings import SECTION, Settings, parse_settings, unwrap_section
 
 log = logging.getLogger(__name__)
@@ -64,10 +71,12 @@ class AcpLanguageServer(LanguageServer):
         self._tasks: set[asyncio.Task[Any]] = set()
         self._placed: dict[str, Placement] = {}
         self._sync_lock = asyncio.Lock()
-        self._in_play: set[str] = set()
+        self._in_play: dict[str, Resource] = {}
         self._announced: set[str] = set()
+        self._degraded: set[str] = set()  # operations the backend lacks, said once each
         self._last_event_id: int | None = None
-        self._outage_said = False
+        self._outage_said = False  # for the current outage, until the stream proves healthy
+        self._up_logged = False  # "connected"/"back" logged since the last outage was said
         self._init_options: object = None
         self._settings_message: str | None = None
         self._stopping: asyncio.Task[None] | None = None
@@ -173,10 +182,11 @@ class AcpLanguageServer(LanguageServer):
                     self._last_event_id = answer.last_event_id or 0
                 events = self.spawn(self._consume_events(client))
                 await self.sync(client)
-                again = "back" if self._outage_said else "connected"
-                self.log_to_client(f"ACP backend {again}: {client.description}")
-                self._outage_said = False
-                backoff.reset()
+                self._connected(client)
+                done, _ = await asyncio.wait({events}, timeout=STREAM_PROVEN_AFTER)
+                if not done:  # healthy for a while: a next outage is a new one
+                    self._outage_said = False
+                    backoff.reset()
                 await events
             except asyncio.CancelledError:
                 raise
@@ -225,64 +235,105 @@ class AcpLanguageServer(LanguageServer):
         startup, folder changes and registry events may all ask."""
         async with self._sync_lock:
             resources = await self._place_all(client)
+            for resource_id in self._in_play.keys() - resources.keys():
+                # Its folder was removed or it was unregistered: no more updates.
+                self.roots.forget(resource_id)
+                gone = self._in_play.pop(resource_id)
+                self.log_to_client(f"ACP resource out of play: {gone.name} ({gone.root})")
+            for resource in resources.values():
+                if resource.id not in self._in_play:
+                    self.log_to_client(f"ACP resource in play: {resource.name} ({resource.root})")
+            self._in_play = resources
             for feature in self.features:
                 await feature.resync(client, resources)
 
     async def _place_all(self, client: AcpClient) -> dict[str, Resource]:
+        """The resources in play: the folders' own, those nested in them and
+        those of open documents."""
+        if not client.supports("resource.resolve"):
+            self.degraded("resource.resolve")
+            return {}
+        self.roots.set_folders(self.folder_uris())
         folders = self.folder_paths()
         resources: dict[str, Resource] = {}
         unregistered: list[str] = []
-        for folder in folders:
-            placement = await self.roots.place(client, folder)
-            if placement is None:
-                unregistered.append(folder)
-            else:
-                resources[placement.resource.id] = placement.resource
-        for resource in await client.resource_list():
-            # Resources nested inside an open folder are in play too.
-            if any(is_within(resource.root, folder) for folder in folders):
-                self.roots.remember(resource)
-                resources[resource.id] = resource
-        for uri in list(self.workspace.text_documents):
-            placement = await self._place_document(client, uri)
-            if placement is not None:
-                resources[placement.resource.id] = placement.resource
-        self._announce_unregistered(unregistered)
-        for resource in resources.values():
-            if resource.id not in self._in_play:
-                self._in_play.add(resource.id)
-                self.log_to_client(f"ACP resource in play: {resource.name} ({resource.root})")
+        try:
+            for folder in folders:
+                placement = await self.roots.place(client, folder)
+                if placement is None:
+                    unregistered.append(folder)
+                else:
+                    resources[placement.resource.id] = placement.resource
+            for resource in await self.if_offered(client.resource_list()) or ():
+                if any(is_within(resource.root, folder) for folder in folders):
+                    self.roots.remember(resource)
+                    resources[resource.id] = resource
+            for uri in list(self.workspace.text_documents):
+                placement = await self._place_document(client, uri)
+                if placement is not None:
+                    resources[placement.resource.id] = placement.resource
+        except Unsupported as exc:  # a backend that did not list its operations
+            self.degraded(exc.operation)
+            return {}
+        self._announce_unregistered(unregistered, resources.values())
         return resources
 
-    def folder_paths(self) -> list[str]:
-        uris = list(self.workspace.folders) or (
+    def folder_uris(self) -> list[str]:
+        """The workspace folders' URIs (the root URI for a client without folders)."""
+        return list(self.workspace.folders) or (
             [self.workspace.root_uri] if self.workspace.root_uri else []
         )
-        return [path for path in (file_path(uri) for uri in uris) if path is not None]
 
-    def _announce_unregistered(self, folders: Iterable[str]) -> None:
-        new = [folder for folder in folders if folder not in self._announced]
-        if not new:
-            return
-        self._announced.update(new)
-        names = ", ".join(new)
-        commands = "; ".join(REGISTER_HINT.format(path=folder) for folder in new)
-        self.say(
-            f"ACP: {names} {'is' if len(new) == 1 else 'are'} not in a registered resource, so "
-            f"validation diagnostics are off there. Register with: {commands}. The language "
-            "server picks it up without a restart.",
-            types.MessageType.Info,
-        )
+    def folder_paths(self) -> list[str]:
+        return [path for path in map(file_path, self.folder_uris()) if path is not None]
+
+    def _announce_unregistered(self, folders: Iterable[str], known: Iterable[Resource]) -> None:
+        """Once per folder. A folder that declares validations (has an
+        ``acp.toml``) gets a message; any other only a log line, so an
+        editor started in an unrelated project is not nagged."""
+        resources = list(known)
+        for folder in folders:
+            if folder in self._announced:
+                continue
+            self._announced.add(folder)
+            nested = sorted(r.name for r in resources if is_within(r.root, folder))
+            where = (
+                f"diagnostics show only inside its registered resource(s) {', '.join(nested)}"
+                if nested
+                else "validation diagnostics are off there"
+            )
+            text = (
+                f"ACP: {folder} is not in a registered resource, so {where}. Register it "
+                f"with: {REGISTER_HINT.format(path=folder)}. The language server picks it up "
+                "without a restart."
+            )
+            if os.path.isfile(os.path.join(folder, DECLARATION_FILE)):
+                self.say(text, types.MessageType.Info)
+            else:
+                self.log_to_client(text)
 
     def _outage(self, exc: Exception) -> None:
         log.warning("ACP backend unavailable: %s", exc)
         if not self._outage_said:
             self._outage_said = True
+            self._up_logged = False
             self.say(
                 f"ACP backend unavailable: {exc}. Diagnostics stay as they were and update "
                 "when it is back; the language server reconnects by itself.",
                 types.MessageType.Warning,
             )
+
+    def _connected(self, client: AcpClient) -> None:
+        if not self._up_logged:
+            self._up_logged = True
+            again = "back" if self._outage_said else "connected"
+            self.log_to_client(f"ACP backend {again}: {client.description}")
+
+    def degraded(self, operation: str) -> None:
+        """The backend lacks ``operation``: say once what that turns off."""
+        if operation not in self._degraded:
+            self._degraded.add(operation)
+            self.say(degraded_message(operation), types.MessageType.Warning)
 
     # --- documents ---------------------------------------------------------
 
@@ -309,6 +360,7 @@ class AcpLanguageServer(LanguageServer):
         if placement is None:
             return None
         self._placed[uri] = placement
+        self.roots.note_uri(placement.key, uri)
         for feature in self.features:
             feature.document_placed(uri, placement)
         return placement
@@ -349,9 +401,20 @@ class AcpLanguageServer(LanguageServer):
             return await call
         except TransportError as exc:
             self._outage(exc)
+        except Unsupported as exc:
+            self.degraded(exc.operation)
         except AcpError as exc:
             log.warning("ACP refused: %s", exc)
         return None
+
+    async def if_offered(self, call: Coroutine[Any, Any, T]) -> T | None:
+        """Await a backend call whose operation the backend may lack (said
+        once, None); outages propagate to the caller."""
+        try:
+            return await call
+        except Unsupported as exc:
+            self.degraded(exc.operation)
+            return None
 
     def say(self, message: str, kind: types.MessageType) -> None:
         self.window_show_message(types.ShowMessageParams(type=kind, message=message))

@@ -28,13 +28,12 @@ from acp_client.events import (
 )
 from acp_client.models import Resource
 from lsp_server.features import Feature
-from lsp_server.features.diagnostics.mapping import DECLARATION_FILE
 from lsp_server.features.diagnostics.presenter import OpenDocument, Presenter
 from lsp_server.features.diagnostics.progress import RunProgress
 from lsp_server.features.diagnostics.publisher import CoalescingPublisher
 from lsp_server.features.diagnostics.runs import RunScheduler
 from lsp_server.features.diagnostics.store import DiagnosticsStore
-from lsp_server.roots import FileKey, Placement
+from lsp_server.roots import DECLARATION_FILE, FileKey, Placement
 from lsp_server.settings import RunOn
 
 if TYPE_CHECKING:
@@ -69,6 +68,9 @@ class Diagnostics(Feature):
         self.presenter.encoding = self.session.encoding
         self.session.spawn(self._progress.run())
 
+    def backend_lost(self) -> None:
+        self._progress.interrupt()
+
     def close(self) -> None:
         self._publisher.close()
         self._refresher.close()
@@ -77,6 +79,8 @@ class Diagnostics(Feature):
     # --- the backend -------------------------------------------------------
 
     async def resync(self, client: AcpClient, resources: Mapping[str, Resource]) -> None:
+        for resource_id in self.store.resource_ids() - resources.keys():
+            self.presenter.changed(self.store.forget_resource(resource_id))  # out of play
         self._filled.clear()
         for resource in resources.values():
             await self.fill(client, resource)
@@ -220,8 +224,7 @@ class Diagnostics(Feature):
             self._publisher.changed(key)
 
     def _publish(self, key: FileKey) -> None:
-        params = self.presenter.publish_params(key)
-        if params is not None:
+        for params in self.presenter.publish_params(key):
             self.session.text_document_publish_diagnostics(params)
 
     def _refresh(self, _: str) -> None:

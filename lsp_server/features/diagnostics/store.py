@@ -121,6 +121,10 @@ class DiagnosticsStore:
         """Drop a resource's results and ``acp.toml`` error (unregistered)."""
         return self.replace(resource_id, ()) | self.set_config_error(resource_id, None)
 
+    def resource_ids(self) -> set[str]:
+        """Resources with results or an ``acp.toml`` error held."""
+        return {slot[0] for slot in self._latest} | set(self._config_errors)
+
     def marks(self, key: FileKey) -> list[Mark]:
         by_validation = self._marks.get(key, {})
         return [mark for marks in by_validation.values() for mark in marks]

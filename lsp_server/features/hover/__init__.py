@@ -5,8 +5,9 @@ cached per (document, version, line), then narrowed to the hovered
 character here: moving along a line costs nothing, and identical concurrent
 hovers share one call (``SharedCalls``). An editor's ``$/cancelRequest``
 cancels the handler, and the backend call with the last waiter. Anything
-that would make a hover slow or wrong (no backend, an unregistered folder,
-a refusal, ``TIMEOUT`` elapsed) answers null.
+that would make a hover slow or wrong (no backend, a backend without
+``context.inspect``, an unregistered folder, a refusal, ``TIMEOUT`` elapsed)
+answers null.
 """
 
 from __future__ import annotations
@@ -29,7 +30,6 @@ from acp_client.events import (
 )
 from acp_client.models import ContextInfo
 from acp_client.operations import MAX_INSPECT_TEXT
-from lsp_server.backend import offers
 from lsp_server.calls import SharedCalls
 from lsp_server.features import Feature
 from lsp_server.features.hover.render import at_character, render
@@ -61,7 +61,7 @@ class Hover(Feature):
     async def hover(self, params: types.HoverParams) -> types.Hover | None:
         uri, position = params.text_document.uri, params.position
         client = self.session.link.client
-        if client is None or not offers(client, "context.inspect"):
+        if client is None:
             return None
         placement = await self.session.placement(uri)
         if placement is None:

@@ -32,7 +32,6 @@ from acp_client.events import (
 )
 from acp_client.models import Resource
 from acp_client.paths import path_to_uri
-from lsp_server.backend import offers
 from lsp_server.calls import SharedCalls
 from lsp_server.features import Feature
 from lsp_server.features.symbols.fuzzy import best
@@ -94,17 +93,17 @@ class Symbols(Feature):
             log.warning("cannot list the validations of %s: %s", resource.name, exc)
             return resource_symbols(resource, (), {})
         latest = {result.validation: result for result in results}
-        symbols = resource_symbols(resource, listed.validations, latest)
-        if offers(client, "plan.list"):
-            symbols += await self._plans(client, resource)
-        return symbols
+        return resource_symbols(resource, listed.validations, latest) + await self._plans(
+            client, resource
+        )
 
     async def _plans(self, client: AcpClient, resource: Resource) -> list[Symbol]:
         try:
-            plans = [plan for plan in await client.plan_list(resource.id) if is_active(plan)]
+            listed = await self.session.if_offered(client.plan_list(resource.id))
         except (RemoteError, ServerFault) as exc:
             log.warning("cannot list the plans of %s: %s", resource.name, exc)
             return []
+        plans = [plan for plan in listed or () if is_active(plan)]
         lazy = "location.range" in self.session.support.symbol_resolve
         symbols: list[Symbol] = []
         for plan in plans:
@@ -112,12 +111,12 @@ class Symbols(Feature):
             symbols.append(plan_symbol(resource, plan, line))
         return symbols
 
-    @staticmethod
-    async def _first_line(client: AcpClient, plan_id: str) -> int:
+    async def _first_line(self, client: AcpClient, plan_id: str) -> int:
         try:
-            found = first_change(await client.plan_preview(plan_id))
+            preview = await self.session.if_offered(client.plan_preview(plan_id))
         except (RemoteError, ServerFault):  # gone, or not previewable yet
             return 0
+        found = first_change(preview) if preview is not None else None
         return 0 if found is None else found[1]
 
     async def resolve(self, symbol: types.WorkspaceSymbol) -> types.WorkspaceSymbol:
