@@ -27,6 +27,7 @@ from tests.e2e.lsp_harness import (
     wait_for,
 )
 from tests.e2e.recording_facade import recorded_calls, release_inspect
+from tests.e2e.test_e2e_demo import column
 from tests.unit.plans.plan_helpers import settled
 
 HELD = ["--facade", "tests.e2e.recording_facade:create_held_inspect_facade"]
@@ -49,15 +50,6 @@ NMAE = Finding(
     rule_description="undefined-name",
     help_uri="https://docs.astral.sh/ruff/rules/undefined-name",
 )
-
-
-def units(text: str, code_points: int, encoding: str) -> int:
-    prefix = text[:code_points]
-    if encoding == "utf-8":
-        return len(prefix.encode())
-    if encoding == "utf-32":
-        return len(prefix)
-    return len(prefix.encode("utf-16-le")) // 2
 
 
 async def hover(session: Session, path: Path, line: int, character: int) -> str | None:
@@ -97,7 +89,7 @@ async def test_hover_on_a_finding_in_a_function_and_on_a_plain_line(
     session, path = await started(backend, lsp, tmp_path, profile, mode)
     assert session.capabilities.hover_provider
     encoding = session.encoding
-    on_word = await hover(session, path, LINE, units(TEXT, START, encoding))
+    on_word = await hover(session, path, LINE, column(TEXT, START, encoding))
     assert on_word is not None
     assert "**Error** from **ruff** (required)" in on_word
     assert "Undefined name `nmae`" in on_word
@@ -105,8 +97,8 @@ async def test_hover_on_a_finding_in_a_function_and_on_a_plain_line(
     assert "Found 20" in on_word and " UTC by run " in on_word
     assert "def greet(name: str) -> str" in on_word and "Say hello." in on_word
     # Its last character still, the one before not: exact in every encoding.
-    end = await hover(session, path, LINE, units(TEXT, START + 4, encoding))
-    before = await hover(session, path, LINE, units(TEXT, START - 1, encoding))
+    end = await hover(session, path, LINE, column(TEXT, START + 4, encoding))
+    before = await hover(session, path, LINE, column(TEXT, START - 1, encoding))
     assert end is not None and "nmae" in end
     assert before is not None and "nmae" not in before and "def greet" in before
     assert await hover(session, path, 1, 0) is None  # a plain line: no popup
@@ -119,7 +111,7 @@ async def test_a_client_without_markdown_gets_plain_text(
     answer = await session.client.text_document_hover_async(
         types.HoverParams(
             text_document=types.TextDocumentIdentifier(uri(path)),
-            position=types.Position(LINE, units(TEXT, START, session.encoding)),
+            position=types.Position(LINE, column(TEXT, START, session.encoding)),
         )
     )
     assert answer is not None and isinstance(answer.contents, types.MarkupContent)
@@ -141,7 +133,7 @@ async def test_fifty_identical_hovers_make_one_backend_call(
     backend: Backend, lsp: Starter, tmp_path: Path, data_dir: Path
 ) -> None:
     session, path = await started(backend, lsp, tmp_path, "neovim@v0.11", args=HELD)
-    position = units(TEXT, START, session.encoding)
+    position = column(TEXT, START, session.encoding)
     hovers = [asyncio.ensure_future(hover(session, path, LINE, position)) for _ in range(50)]
     await wait_for(lambda: any(c["method"] == "context.inspect" for c in recorded_calls(data_dir)))
     await asyncio.sleep(0.2)  # every request has arrived and is waiting

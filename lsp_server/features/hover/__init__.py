@@ -20,14 +20,7 @@ from typing import TYPE_CHECKING
 from lsprotocol import types
 
 from acp_client.client import AcpClient
-from acp_client.events import (
-    Event,
-    PlanApplied,
-    PlanChanged,
-    ResourceChanged,
-    StreamReset,
-    ValidationResultEvent,
-)
+from acp_client.events import STALE_AFTER, Event
 from acp_client.models import ContextInfo
 from acp_client.operations import MAX_INSPECT_TEXT
 from lsp_server.calls import SharedCalls
@@ -46,7 +39,6 @@ TIMEOUT = 3.0
 CACHE_LINES = 512
 
 LineKey = tuple[str, int, int, int]  # uri, version, line, generation
-_CHANGES = (ValidationResultEvent, PlanChanged, PlanApplied, ResourceChanged, StreamReset)
 
 
 class Hover(Feature):
@@ -106,7 +98,7 @@ class Hover(Feature):
     # --- what invalidates answers ------------------------------------------
 
     async def on_event(self, client: AcpClient, event: Event) -> None:
-        if isinstance(event, _CHANGES):
+        if isinstance(event, STALE_AFTER):
             self._forget()
 
     def backend_lost(self) -> None:

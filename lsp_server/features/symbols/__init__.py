@@ -14,7 +14,6 @@ from __future__ import annotations
 import logging
 import posixpath
 from collections.abc import Mapping
-from operator import attrgetter
 from typing import TYPE_CHECKING
 
 import attrs
@@ -22,19 +21,12 @@ from lsprotocol import types
 
 from acp_client.client import AcpClient
 from acp_client.errors import RemoteError, ServerFault
-from acp_client.events import (
-    Event,
-    PlanApplied,
-    PlanChanged,
-    ResourceChanged,
-    StreamReset,
-    ValidationResultEvent,
-)
+from acp_client.events import STALE_AFTER, Event
 from acp_client.models import Resource
 from acp_client.paths import path_to_uri
 from lsp_server.calls import SharedCalls
 from lsp_server.features import Feature
-from lsp_server.features.symbols.fuzzy import best
+from lsp_server.features.symbols.fuzzy import NameIndex
 from lsp_server.features.symbols.index import (
     DECLARATION_FILE,
     Symbol,
@@ -54,36 +46,38 @@ log = logging.getLogger(__name__)
 LIMIT = 250
 """The most symbols one query answers (editors show a screenful anyway)."""
 OPTIONS = types.WorkspaceSymbolOptions(resolve_provider=True)
-_CHANGES = (ValidationResultEvent, PlanChanged, PlanApplied, ResourceChanged, StreamReset)
 
 
 class Symbols(Feature):
     def __init__(self, session: AcpLanguageServer) -> None:
         super().__init__(session)
-        self._symbols: list[Symbol] | None = None
+        self._symbols: tuple[list[Symbol], NameIndex] | None = None
         self._generation = 0
-        self._listings: SharedCalls[int, list[Symbol]] = SharedCalls()
+        self._listings: SharedCalls[int, tuple[list[Symbol], NameIndex]] = SharedCalls()
 
     async def query(self, query: str) -> list[types.WorkspaceSymbol]:
-        symbols = self._symbols
+        listed = self._symbols
         client = self.session.link.client
-        if symbols is None:
+        if listed is None:
             if client is None:
                 return []
             generation = self._generation
             listed = await self.session.guarded(
                 self._listings.run(generation, lambda: self._list(client, generation))
             )
-            symbols = listed or []
-        return [symbol.to_lsp() for symbol in best(symbols, query, attrgetter("name"), LIMIT)]
+            if listed is None:
+                return []
+        symbols, names = listed
+        return [symbols[index].to_lsp() for index in names.best(query, LIMIT)]
 
-    async def _list(self, client: AcpClient, generation: int) -> list[Symbol]:
+    async def _list(self, client: AcpClient, generation: int) -> tuple[list[Symbol], NameIndex]:
         symbols: list[Symbol] = []
         for resource in list(self.session.roots.resources.values()):
             symbols += await self._of(client, resource)
+        listed = symbols, NameIndex([symbol.name for symbol in symbols])
         if generation == self._generation:
-            self._symbols = symbols
-        return symbols
+            self._symbols = listed
+        return listed
 
     async def _of(self, client: AcpClient, resource: Resource) -> list[Symbol]:
         try:
@@ -143,7 +137,7 @@ class Symbols(Feature):
         self._forget()
 
     async def on_event(self, client: AcpClient, event: Event) -> None:
-        if isinstance(event, _CHANGES):
+        if isinstance(event, STALE_AFTER):
             self._forget()
 
     def backend_lost(self) -> None:

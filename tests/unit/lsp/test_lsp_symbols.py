@@ -7,41 +7,45 @@ from datetime import UTC, datetime
 from lsprotocol import types
 
 from acp_client.models import Location, Resource, ResultOutcome, ValidationMode, ValidationSpec
-from lsp_server.features.symbols.fuzzy import best, matcher
+from lsp_server.features.symbols.fuzzy import NameIndex
 from lsp_server.features.symbols.index import outcome, resource_symbols
 from tests.unit.lsp.lsp_factories import finding, result
 
 DEMO = Resource(id="R", name="demo", root="/work/demo", created_at=datetime(2026, 1, 1, tzinfo=UTC))
 
 
+def best(names: list[str], query: str, limit: int = 250) -> list[str]:
+    index = NameIndex(names)
+    return [index.names[i] for i in index.best(query, limit)]
+
+
 def test_a_subsequence_matches_case_ignored() -> None:
-    score = matcher("rf")
-    assert score("ruff") is not None and score("RUFF") is not None
-    assert score("fr") is None and score("mypy") is None
+    assert best(["ruff", "RUFF", "mypy", "fr"], "rf") == ["RUFF", "ruff"]
 
 
 def test_better_matches_first() -> None:
     pool = ["lint-ruff", "ruff", "ruffle-check", "r-u-f-f", "mypy", "run_fast", "ruff-format"]
-    assert best(pool, "ruff", str, 10) == [
-        "ruff",
-        "ruff-format",
-        "ruffle-check",
-        "lint-ruff",
-        "r-u-f-f",
-    ]
-    # A word start beats the middle of a word.
-    assert best(["xruffy", "lint-ruff"], "ruff", str, 10) == ["lint-ruff", "xruffy"]
+    assert best(pool, "ruff") == ["ruff", "ruff-format", "ruffle-check", "lint-ruff", "r-u-f-f"]
+    # A word start beats the middle of a word; a subsequence that ends sooner wins.
+    assert best(["xruffy", "lint-ruff"], "ruff") == ["lint-ruff", "xruffy"]
+    assert best(["r----f", "rf"], "rf") == ["rf", "r----f"]
 
 
 def test_an_empty_query_lists_everything_by_name_up_to_the_limit() -> None:
-    assert best(["b", "a", "c"], "", str, 2) == ["a", "b"]
+    assert best(["b", "a", "c"], "", 2) == ["a", "b"]
+
+
+def test_names_with_line_breaks_or_special_characters() -> None:
+    assert best(["fix\nthe typo", "a.b*c"], "the") == ["fix\nthe typo"]
+    assert best(["fix\nthe typo", "a.b*c"], "b*") == ["a.b*c"]
+    assert best(["Straße"], "strasse") == ["Straße"]
 
 
 def test_ten_thousand_names_are_matched_and_ranked() -> None:
     pool = [f"validation-{n:05d}" for n in range(10_000)]
-    found = best(pool, "v09999", str, 5)
-    assert found == ["validation-09999"]
-    assert len(best(pool, "val", str, 250)) == 250
+    assert best(pool, "v09999", 5) == ["validation-09999"]
+    assert len(best(pool, "val")) == 250
+    assert best(pool, "validation-00042") == ["validation-00042"]
 
 
 def test_outcomes_in_a_few_words() -> None:
