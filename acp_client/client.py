@@ -65,6 +65,7 @@ class AcpClient:
     def __init__(self, transport: Transport) -> None:
         self.transport = transport
         self.server: InitializeResult | None = None
+        self._hello = InitializeParams()  # what initialize last said about this client
         # Methods the backend only knows under their A2A name.
         self._use_alias: set[str] = set()
 
@@ -127,11 +128,8 @@ class AcpClient:
     async def initialize(
         self, client_name: str = "acp-client", client_version: str = ""
     ) -> InitializeResult:
-        result = await self._call(
-            InitializeParams(client_name=client_name, client_version=client_version),
-            "acp.initialize",
-            InitializeResult,
-        )
+        self._hello = InitializeParams(client_name=client_name, client_version=client_version)
+        result = await self._call(self._hello, "acp.initialize", InitializeResult)
         if not version_compatible(PROTOCOL_VERSION, result.protocol_version):
             raise VersionMismatch(
                 f"backend speaks ACP {result.protocol_version}, this client {PROTOCOL_VERSION}",
@@ -139,6 +137,11 @@ class AcpClient:
             )
         self.server = result
         return result
+
+    async def last_event_id(self) -> int | None:
+        """The newest event's id now (None: no event yet), from a repeated
+        ``acp.initialize``."""
+        return (await self._call(self._hello, "acp.initialize", InitializeResult)).last_event_id
 
     async def resource_list(self) -> tuple[Resource, ...]:
         result = await self._call(ResourceListParams(), "resource.list", ResourceListResult)

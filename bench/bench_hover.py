@@ -16,22 +16,18 @@ Run from the repository root: ``python bench/bench_hover.py``.
   validations), partial-name queries once the symbols are listed. Target:
   p50 <= 50 ms. The first query, which lists them, is reported too.
 
-``--json PATH`` writes ``{"name", "rows": [{"measure", "value", "unit",
-"floor", "ratio", "target", "ok"}]}``: ``target`` bounds ``ratio`` when a
-floor is given, else ``value``. ``--check`` exits 1 when a target is missed.
+Output as the other row benchmarks (``bench/rows.py``): ``--json PATH``,
+``--check``; ``target`` bounds ``ratio`` when a floor is given, else ``value``.
 """
 
 from __future__ import annotations
 
-import argparse
 import asyncio
-import json
 import statistics
 import sys
 import tempfile
 import time
 from collections.abc import Awaitable, Callable
-from dataclasses import asdict, dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -51,6 +47,7 @@ from acp_client.models import (  # noqa: E402
     ValidationResult,
 )
 from bench.hover_facade import calls  # noqa: E402
+from bench.rows import Row, run_bench  # noqa: E402
 
 HOVERS = 200
 SYMBOL_QUERIES = 60
@@ -60,15 +57,26 @@ FUNCTIONS = 60
 HOVER_LINE = 1 + 4 * 30 + 2  # the body of function 30, on its finding
 
 
-@dataclass
-class Row:
-    measure: str
-    value: float
-    unit: str
-    floor: float | None = None
-    ratio: float | None = None
-    target: float | None = None
-    ok: bool = True
+def row(
+    measure: str,
+    value: float,
+    unit: str,
+    floor: float | None = None,
+    target: float | None = None,
+) -> Row:
+    """A row; ``target`` bounds the ratio to ``floor`` when there is one, else the value."""
+    ratio = value / floor if floor else None
+    bounded = ratio if floor else value
+    ok = target is None or (bounded is not None and bounded <= target)
+    return {
+        "measure": measure,
+        "value": round(value, 2),
+        "unit": unit,
+        "floor": None if floor is None else round(floor, 2),
+        "ratio": None if ratio is None else round(ratio, 2),
+        "target": target,
+        "ok": ok,
+    }
 
 
 def module_text() -> str:
@@ -281,59 +289,19 @@ async def run() -> list[Row]:
             await editor.stop()
             await facade.aclose()
 
-    floor_total = floor + backend
-    miss = p50(missed)
+    miss, hit = p50(missed), p50(cached)
     return [
-        Row("hover p50, cache missed", miss, "ms", floor_total, miss / floor_total, 1.5),
-        Row("hover floor: bare pygls", floor, "ms"),
-        Row("hover floor: backend context.inspect", backend, "ms"),
-        Row("hover p50, cached line", p50(cached), "ms", floor, p50(cached) / floor),
-        Row(
+        row("hover p50, cache missed", miss, "ms", floor + backend, 1.5),
+        row("hover floor: bare pygls", floor, "ms"),
+        row("hover floor: backend context.inspect", backend, "ms"),
+        row("hover p50, cached line", hit, "ms", floor),
+        row(
             f"backend calls for {CONCURRENT} identical concurrent hovers", shared, "calls", target=1
         ),
-        Row(f"workspace/symbol p50 over {VALIDATIONS:,} symbols", p50(symbol_ms), "ms", target=50),
-        Row("workspace/symbol first query (lists them)", first, "ms"),
+        row(f"workspace/symbol p50 over {VALIDATIONS:,} symbols", p50(symbol_ms), "ms", target=50),
+        row("workspace/symbol first query (lists them)", first, "ms"),
     ]
 
 
-def judged(rows: list[Row]) -> list[Row]:
-    for row in rows:
-        if row.target is not None:
-            row.ok = (row.ratio if row.floor is not None else row.value) <= row.target  # type: ignore[operator]
-    return rows
-
-
-def table(rows: list[Row]) -> str:
-    lines = ["| measure | value | floor | ratio | target | ok |", "|---|---|---|---|---|---|"]
-    for row in rows:
-        floor = f"{row.floor:.2f} {row.unit}" if row.floor is not None else ""
-        ratio = f"{row.ratio:.2f}" if row.ratio is not None else ""
-        target = (
-            ""
-            if row.target is None
-            else (f"<= {row.target}x" if row.floor is not None else f"<= {row.target:g} {row.unit}")
-        )
-        lines.append(
-            f"| {row.measure} | {row.value:.2f} {row.unit} | {floor} | {ratio} | {target} |"
-            f" {'yes' if row.ok else 'NO'} |"
-        )
-    return "\n".join(lines)
-
-
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--json", type=Path, help="also write the rows as JSON here")
-    parser.add_argument("--check", action="store_true", help="exit 1 when a target is missed")
-    args = parser.parse_args()
-    rows = judged(asyncio.run(run()))
-    sys.stdout.write(table(rows) + "\n")
-    if args.json:
-        args.json.write_text(
-            json.dumps({"name": "hover", "rows": [asdict(row) for row in rows]}, indent=2) + "\n"
-        )
-    if args.check and not all(row.ok for row in rows):
-        sys.exit(1)
-
-
 if __name__ == "__main__":
-    main()
+    sys.exit(run_bench("hover", __doc__.split("\n\n")[0], lambda: asyncio.run(run())))

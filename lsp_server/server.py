@@ -88,7 +88,8 @@ class AcpLanguageServer(LanguageServer):
     @property
     def encoding(self) -> str:
         """The position encoding negotiated at ``initialize``."""
-        return str(self.workspace.position_encoding or types.PositionEncodingKind.Utf16)
+        negotiated = self.workspace.position_encoding or types.PositionEncodingKind.Utf16
+        return types.PositionEncodingKind(negotiated).value
 
     # --- lifecycle ---------------------------------------------------------
 

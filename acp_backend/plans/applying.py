@@ -10,38 +10,28 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Sequence
-from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
 from acp_backend.plans import journal
 from acp_backend.plans.changes import (
     applied_hashes,
-    current_hashes,
+    current_contents,
     expected_hashes,
+    hashes_of,
     moved_paths,
     plan_hash,
     produced_lines,
-    read_text,
+    written_paths,
 )
 from acp_backend.plans.lifecycle import Plans, Superseded
 from acp_backend.plans.text import LineRange
-from acp_client.errors import Conflict, InvalidState, NotFound
+from acp_client.errors import Conflict, InvalidState, NotFound, PlanError
 from acp_client.events import PlanApplied, PlanChanged
 from acp_client.models import FileChange, Plan, PlanPhase, PlanState, Resource
 from acp_client.operations import PlanApplyParams
 
 APPLIABLE = (PlanState.COMPLETE, PlanState.CONSTRAINED)
-
-
-@dataclass(frozen=True)
-class Applied:
-    plan: Plan
-    paths: tuple[str, ...]
-
-
-def written_paths(changes: Sequence[FileChange]) -> tuple[str, ...]:
-    return tuple(sorted({p for c in changes for p in (c.path, c.old_path) if p}))
 
 
 def _conflict(paths: Sequence[str], why: str) -> Conflict:
@@ -52,8 +42,9 @@ def _conflict(paths: Sequence[str], why: str) -> Conflict:
     )
 
 
-def _check(changes: Sequence[FileChange], root: str, params: PlanApplyParams) -> None:
-    current = current_hashes(root, changes)
+def _check(
+    changes: Sequence[FileChange], current: dict[str, str | None], params: PlanApplyParams
+) -> None:
     if params.applied_by_client:
         if params.expected_hash != plan_hash(changes, expected_hashes(changes)):
             raise _conflict([], "the plan is not the one previewed")
@@ -77,14 +68,22 @@ def _apply_locked(
         plan = plans.records.get(plan.id)  # another process may have moved it
         if plan.state not in APPLIABLE:
             raise InvalidState(f"plan {plan.id} is {plan.state}: it cannot be applied")
-        _check(changes, resource.root, params)
+        contents = current_contents(resource.root, changes)
+        _check(changes, hashes_of(contents), params)
         lines: dict[str, list[LineRange]] = {}
         staged = None
         if not params.applied_by_client:
             for change in changes:
-                base = read_text(resource.root, change.old_path or change.path)
-                lines[change.path] = produced_lines(change, base)
-            staged = journal.stage(plans.ctx.data_dir, resource.root, plan.id, changes)
+                base = contents[change.old_path or change.path]
+                text = None if base is None else base.decode("utf-8")
+                lines[change.path] = produced_lines(change, text)
+            try:
+                staged = journal.stage(plans.ctx.data_dir, resource.root, plan.id, changes)
+            except OSError as exc:  # stage rolled itself back: nothing was written
+                raise PlanError(
+                    f"plan {plan.id} could not be written: {exc}",
+                    remedy="check the files' permissions and the disk",
+                ) from None
         applied = plan.model_copy(
             update={
                 "phase": PlanPhase.APPLY,

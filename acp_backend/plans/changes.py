@@ -13,7 +13,7 @@ import hashlib
 import json
 import os
 import stat
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 from acp_backend.plans.diffs import PatchError, apply_hunks, parse_diff, render_diff
@@ -50,6 +50,8 @@ def read_bytes(root: str, path: str) -> bytes | None:
         info = os.stat(target)
     except FileNotFoundError:
         return None
+    except NotADirectoryError:
+        raise PlanError(f"{path}: a directory on its way is a file") from None
     if not stat.S_ISREG(info.st_mode):
         raise PlanError(f"{path} is not a regular file")
     with open(target, "rb") as handle:
@@ -211,19 +213,28 @@ def produced_lines(change: FileChange, base: str | None) -> list[LineRange]:
     return compute_edits(change.path, base, change.new_text)[1]
 
 
+def written_paths(changes: Sequence[FileChange]) -> tuple[str, ...]:
+    """Every path a change set writes, creates or removes, sorted."""
+    return tuple(sorted({p for c in changes for p in target_paths(c)}))
+
+
 def target_paths(change: FileChange) -> tuple[str, ...]:
     """Every path ``change`` reads or writes."""
     return (change.old_path, change.path) if change.old_path else (change.path,)
 
 
+def current_contents(root: str, changes: Sequence[FileChange]) -> dict[str, bytes | None]:
+    """Every target's current content (None: absent), each read once."""
+    return {path: read_bytes(root, path) for c in changes for path in target_paths(c)}
+
+
+def hashes_of(contents: Mapping[str, bytes | None]) -> dict[str, str | None]:
+    return {path: None if data is None else sha256(data) for path, data in contents.items()}
+
+
 def current_hashes(root: str, changes: Sequence[FileChange]) -> dict[str, str | None]:
     """sha256 of every target's current content (None: absent)."""
-    hashes: dict[str, str | None] = {}
-    for change in changes:
-        for path in target_paths(change):
-            data = read_bytes(root, path)
-            hashes[path] = None if data is None else sha256(data)
-    return hashes
+    return hashes_of(current_contents(root, changes))
 
 
 def expected_hashes(changes: Sequence[FileChange]) -> dict[str, str | None]:

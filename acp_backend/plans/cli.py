@@ -11,6 +11,7 @@ from acp_backend.cli_support import Subcommands, client_command, format_table
 from acp_client import AcpClient
 from acp_client.errors import InvalidParams
 from acp_client.events import PlanChanged
+from acp_client.follow import follow_runs
 from acp_client.models import Decision, Plan, PlanState
 from acp_client.operations import PlanListResult
 
@@ -122,9 +123,22 @@ async def _preview(client: AcpClient, args: argparse.Namespace) -> str:
 
 
 async def _apply(client: AcpClient, args: argparse.Namespace) -> str:
+    before = client.server.last_event_id if client.server else None
     expected = args.hash or (await client.plan_preview(args.plan)).plan_hash
     plan = await client.plan_apply(args.plan, expected, force=args.force)
-    return f"applied {plan.id}: {', '.join(plan.paths)}" + (" (forced)" if plan.forced else "")
+    applied = f"applied {plan.id}: {', '.join(plan.paths)}" + (" (forced)" if plan.forced else "")
+    return "\n".join([applied, *await _reruns(client, before, plan.resource_id)])
+
+
+async def _reruns(client: AcpClient, before: int | None, resource_id: str) -> list[str]:
+    """Wait for the validation runs the apply started (a backend in this very
+    process would cancel them on exit) and summarise them."""
+    return [
+        f"re-ran validations: {s.required_failed} required failed, "
+        f"{s.informational_failed} informational failed, "
+        f"{s.required_passed + s.informational_passed} passed"
+        for s in (done.summary for done in await follow_runs(client, before, resource_id))
+    ]
 
 
 async def _cancel(client: AcpClient, args: argparse.Namespace) -> str:

@@ -2,8 +2,9 @@
 
 Understood: ``diff --git`` headers with new/deleted files, renames (with or
 without hunks) and mode changes; plain ``---``/``+++`` diffs; ``a/``/``b/``
-prefixes; quoted paths; ``\\ No newline at end of file``. Binary patches
-are refused. Lines split at ``\\n`` only, so a CRLF file keeps its ``\\r``.
+prefixes; quoted paths; ``\\ No newline at end of file``. Binary patches,
+symlinks and submodules are refused. Lines split at ``\\n`` only, so a CRLF
+file keeps its ``\\r``.
 """
 
 from __future__ import annotations
@@ -15,6 +16,8 @@ from dataclasses import dataclass, field
 _HUNK = re.compile(r"^@@ -(\d+)(?:,(\d+))? \+(\d+)(?:,(\d+))? @@")
 _NO_NEWLINE = "\\ No newline at end of file"
 DEV_NULL = "/dev/null"
+_NOT_FILES = frozenset({"120000", "160000"})  # git's modes of a symlink and a submodule
+_MODE_LINES = ("new file mode ", "deleted file mode ", "old mode ", "new mode ", "index ")
 
 
 class PatchError(ValueError):
@@ -120,6 +123,8 @@ def parse_diff(text: str) -> list[FilePatch]:
 
 
 def _read_extended_header(patch: FilePatch, line: str) -> None:
+    if line.startswith(_MODE_LINES) and line.rsplit(maxsplit=1)[-1] in _NOT_FILES:
+        raise PatchError(f"{patch.path}: symlinks and submodules are not supported in plans")
     if line.startswith(("new file mode ", "deleted file mode ")):
         if line.startswith("new"):
             patch.old_path, patch.new_mode = None, line.rsplit(maxsplit=1)[-1]

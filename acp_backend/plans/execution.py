@@ -12,10 +12,17 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from collections.abc import Sequence
 from pathlib import Path
 
-from acp_backend.plans.changes import Target, build_changes, read_bytes, read_text, sha256
+from acp_backend.plans.changes import (
+    Target,
+    build_changes,
+    read_bytes,
+    read_text,
+    sha256,
+    targets_from_diff,
+    written_paths,
+)
 from acp_backend.plans.lifecycle import Plans, Superseded
 from acp_backend.plans.sandbox import Sandbox, create_sandbox, files
 from acp_backend.validation.config import ValidationConfig
@@ -45,9 +52,8 @@ async def execute(plans: Plans, plan: Plan, resource: Resource, config: Validati
         plan = plans.move(plan, sandbox_root=sandbox.root)
         targets = await _run_fix(resource, config, sandbox)
         changes = build_changes(targets)
-        paths = tuple(sorted({p for c in changes for p in (c.path, c.old_path) if p}))
-        plan = plans.move(plan, changes=changes, paths=paths)
-        failed = await _validate(plans, plan, resource, sandbox, paths)
+        plan = plans.move(plan, changes=changes, paths=written_paths(changes))
+        plan, failed = await _validate(plans, plan, resource, sandbox)
         if failed:
             plans.move(
                 plan,
@@ -102,6 +108,9 @@ async def _run_fix(resource: Resource, config: ValidationConfig, sandbox: Sandbo
             else ChangeKind.MODIFY
         )
         targets.append(Target(kind, path, base, new, _executable(sandbox.root, path)))
+    if not targets and outcome.stdout.startswith(("diff --git ", "--- ")):
+        # A fixer that prints its fix as a diff instead (``ruff check --diff``).
+        return await asyncio.to_thread(targets_from_diff, resource.root, outcome.stdout)
     if not targets:
         tail = outcome.stderr.strip()[-_TAIL:] or outcome.stdout.strip()[-_TAIL:]
         detail = f" (exit status {outcome.status}: {tail})" if outcome.status else ""
@@ -115,18 +124,18 @@ def _executable(root: str, path: str) -> bool:
 
 
 async def _validate(
-    plans: Plans, plan: Plan, resource: Resource, sandbox: Sandbox, paths: Sequence[str]
-) -> list[str]:
-    """Run the validations concerned by ``paths`` in the sandbox, wait, and name
-    the required ones that failed."""
+    plans: Plans, plan: Plan, resource: Resource, sandbox: Sandbox
+) -> tuple[Plan, list[str]]:
+    """Run the validations concerned by the plan's paths in the sandbox, wait,
+    and name the required ones that failed."""
     loaded = plans.validation.configs.get(Path(resource.root))
-    selected = [config for config in loaded.validations if config.applies_to_any(tuple(paths))]
+    selected = [c for c in loaded.validations if c.applies_to_any(plan.paths)]
     if not selected:
-        return []
+        return plan, []
     started = plans.validation.runs.start(
         resource.id, Path(sandbox.root), selected, plan_id=plan.id
     )
-    plans.move(plan, validation_run_id=started.run_id)
+    plan = plans.move(plan, validation_run_id=started.run_id)
     try:
         await _completion(plans, started.run_id, started.started_event_id)
     except asyncio.CancelledError:
@@ -136,7 +145,7 @@ async def _validate(
         "SELECT body FROM validation_results WHERE run_id = ? ORDER BY id", (started.run_id,)
     )
     results = [ValidationResult.model_validate_json(row["body"]) for row in rows]
-    return [
+    return plan, [
         f"{r.validation} ({r.message or 'failed'})"
         for r in results
         if r.mode is ValidationMode.REQUIRED and not r.passed

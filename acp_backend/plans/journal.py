@@ -19,17 +19,21 @@ another process holds the lock, so recovery never races it.
 from __future__ import annotations
 
 import contextlib
-import fcntl
 import json
+import logging
 import os
 import stat
+import sys
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import BinaryIO
 
 from acp_backend.plans.jail import jailed
 from acp_client.errors import InvalidState
 from acp_client.models import ChangeKind, FileChange
+
+log = logging.getLogger(__name__)
 
 NEW_FILE_MODE = 0o644
 
@@ -51,21 +55,49 @@ def journal_dir(data_dir: Path) -> Path:
     return data_dir / "plans" / "journal"
 
 
-@contextlib.contextmanager
-def apply_lock(data_dir: Path, *, wait: bool = True) -> Iterator[bool]:
-    """The data dir's apply lock (yields False when ``wait`` is off and it is taken)."""
-    folder = journal_dir(data_dir)
-    folder.mkdir(parents=True, exist_ok=True)
-    with open(folder.parent / "apply.lock", "a+b") as handle:
+if sys.platform == "win32":
+    import msvcrt
+
+    def _lock(handle: BinaryIO, wait: bool) -> bool:
+        try:  # LK_LOCK retries for about 10 s, then raises
+            msvcrt.locking(handle.fileno(), msvcrt.LK_LOCK if wait else msvcrt.LK_NBLCK, 1)
+        except OSError:
+            if wait:
+                raise
+            return False
+        return True
+
+    def _unlock(handle: BinaryIO) -> None:
+        msvcrt.locking(handle.fileno(), msvcrt.LK_UNLCK, 1)
+
+else:
+    import fcntl
+
+    def _lock(handle: BinaryIO, wait: bool) -> bool:
         try:
             fcntl.flock(handle, fcntl.LOCK_EX if wait else fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
+            return False
+        return True
+
+    def _unlock(handle: BinaryIO) -> None:
+        fcntl.flock(handle, fcntl.LOCK_UN)
+
+
+@contextlib.contextmanager
+def apply_lock(data_dir: Path, *, wait: bool = True) -> Iterator[bool]:
+    """The data dir's apply lock, across processes; released if the holder dies.
+    Yields False when ``wait`` is off and another process holds it."""
+    folder = journal_dir(data_dir)
+    folder.mkdir(parents=True, exist_ok=True)
+    with open(folder.parent / "apply.lock", "a+b") as handle:
+        if not _lock(handle, wait):
             yield False
             return
         try:
             yield True
         finally:
-            fcntl.flock(handle, fcntl.LOCK_UN)
+            _unlock(handle)
 
 
 def _ops(root: str, plan_id: str, changes: Sequence[FileChange]) -> list[tuple[Op, FileChange]]:
@@ -143,7 +175,11 @@ def recover(data_dir: Path, committed: Callable[[str], bool]) -> list[str]:
     if not folder.is_dir():
         return []
     for path in sorted(folder.glob("*.json")):
-        journal = _read_journal(path)
+        try:
+            journal = _read_journal(path)
+        except InvalidState as exc:  # keep it for a person; the backend still starts
+            log.error("%s", exc)
+            continue
         if committed(journal.plan_id):
             roll_forward(journal)
             forward.append(journal.plan_id)

@@ -11,7 +11,7 @@ import asyncio
 import contextlib
 import logging
 import os
-from collections.abc import Collection, Mapping, Sequence
+from collections.abc import Collection, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -19,7 +19,6 @@ from typing import Any
 from acp_backend.context import BackendContext
 from acp_backend.plans.records import PlanRecords
 from acp_backend.plans.sandbox import remove_sandbox
-from acp_backend.plans.text import LineRange
 from acp_backend.validation.selection import select_validations
 from acp_backend.validation.service import ValidationService
 from acp_client.errors import InvalidState, NotFound
@@ -66,13 +65,12 @@ class Plans:
         expected: Collection[PlanState] = OPEN_STATES,
         *,
         changes: Sequence[FileChange] | None = None,
-        applied_lines: Mapping[str, Sequence[LineRange]] | None = None,
         **updates: Any,
     ) -> Plan:
         """Store ``plan`` with ``updates`` if it is still in one of ``expected``
         and announce it; ``Superseded`` when it is not."""
         moved = plan.model_copy(update={**updates, "updated_at": datetime.now(UTC)})
-        if not self.records.transition(moved, expected, changes, applied_lines):
+        if not self.records.transition(moved, expected, changes):
             raise Superseded(plan.id)
         self.ctx.events.publish(PlanChanged, plan=moved)
         return moved
@@ -87,6 +85,9 @@ class Plans:
         return plan
 
     async def close_sandbox(self, plan: Plan) -> None:
+        """Stop the plan's sandbox validation run if it is still going, then close."""
+        if plan.validation_run_id is not None:
+            await asyncio.shield(self.validation.runs.cancel(plan.validation_run_id))
         await asyncio.to_thread(self.close_sandbox_now, plan)
 
     def close_sandbox_now(self, plan: Plan) -> None:

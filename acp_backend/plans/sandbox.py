@@ -103,6 +103,8 @@ def files(root: str, git: bool) -> dict[str, str]:
     """sha256 of every regular file under ``root`` a plan may change, by relative path."""
     hashes = {}
     for path in _listed(root) if git else _walk(root):
+        if SKIPPED_DIRS.intersection(path.split("/")[:-1]):
+            continue  # caches a tool left, even where no .gitignore names them
         digest = _digest(os.path.join(root, path))
         if digest is not None:
             hashes[path] = digest

@@ -9,7 +9,7 @@ from pathlib import Path
 from acp_backend.context import BackendContext
 from acp_backend.handlers import handles, on_start
 from acp_backend.ids import new_ulid
-from acp_backend.plans.applying import apply_plan, recover, written_paths
+from acp_backend.plans.applying import apply_plan, recover
 from acp_backend.plans.changes import (
     build_changes,
     current_hashes,
@@ -17,6 +17,7 @@ from acp_backend.plans.changes import (
     plan_hash,
     targets_from_diff,
     targets_from_files,
+    written_paths,
 )
 from acp_backend.plans.execution import execute
 from acp_backend.plans.findings import collect_fixes

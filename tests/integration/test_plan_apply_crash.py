@@ -8,10 +8,12 @@ the plan still appliable) or every file new (rolled forward, recorded applied).
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import subprocess
 import sys
+import time
 from collections.abc import AsyncIterator
 from pathlib import Path
 
@@ -94,3 +96,48 @@ async def _events(facade: BackendFacade) -> AsyncIterator[str]:
         if message["params"]["event_id"] >= last:
             break
     await stream.aclose()
+
+
+def kill_during_fix(project: Path, data_dir: Path) -> None:
+    """``acp-backend plan propose`` of a slow fix, killed once its sandbox exists."""
+    project.mkdir()
+    slow = [sys.executable, "-c", "import time; time.sleep(15)"]  # outlives the kill: short
+    (project / "acp.toml").write_text(
+        '[[validations]]\nname = "slow"\nmode = "required"\n'
+        f'command = {json.dumps(slow)}\nformat = "exit-code"\nfix = {json.dumps(slow)}\n'
+    )
+    backend = str(Path(sys.executable).parent / "acp-backend")
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    args = (backend, "--data-dir", str(data_dir))
+    subprocess.run((*args, "resource", "add", str(project)), env=env, check=True)
+    process = subprocess.Popen((*args, "plan", "propose", "project", "slow"), env=env)
+    try:
+        sandboxes = data_dir / "sandboxes"
+        deadline = time.monotonic() + 30
+        while not (sandboxes.is_dir() and any(sandboxes.iterdir())):
+            assert time.monotonic() < deadline, "the fix never started"
+            time.sleep(0.05)
+    finally:
+        process.send_signal(signal.SIGKILL)
+        process.wait(timeout=10)
+
+
+def empty(folder: Path) -> bool:
+    return not any(folder.iterdir())
+
+
+async def test_a_plan_whose_backend_died_mid_fix_ends_errored(tmp_path: Path) -> None:
+    """``kill -9`` of the process running a fix: the next start ends the plan
+    errored and removes its sandbox (closed first, so nothing resolves into it)."""
+    data_dir = tmp_path / "data"
+    kill_during_fix(tmp_path / "project", data_dir)
+
+    facade = create_facade(data_dir)  # the next start
+    try:
+        [plan] = (await facade.dispatch("plan.list", {}))["plans"]
+        assert plan["state"] == "errored" and "stopped" in plan["reason"]
+        assert empty(data_dir / "sandboxes")
+        resource = (await facade.dispatch("resource.list", {}))["resources"][0]
+        assert resource["sandbox_roots"] == []
+    finally:
+        await facade.aclose()

@@ -68,6 +68,7 @@ def test_propose_fix_on_ruff_previews_and_applies(demo: Path, tmp_path: Path) ->
     assert refused.returncode == 2 and "constrained" in refused.stderr
     applied = cli(data_dir, "plan", "apply", str(plan["id"]), "--force").stdout
     assert "applied" in applied and "(forced)" in applied
+    assert "re-ran validations: 1 required failed" in applied  # ruff's unfixable findings
     assert "import os\n" not in (demo / "inventory.py").read_text()
 
 

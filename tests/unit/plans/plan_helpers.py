@@ -3,14 +3,17 @@
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import subprocess
 import sys
 from collections.abc import Callable
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 from acp_backend.facade import BackendFacade
-from acp_client.models import Plan, PlanState
+from acp_backend.ids import new_ulid
+from acp_client.models import Finding, Plan, PlanState, ValidationMode, ValidationResult
 
 PY = sys.executable
 WORKING = (PlanState.QUEUED, PlanState.PROCESSING)
@@ -75,3 +78,21 @@ def worktrees(root: Path) -> list[str]:
         ("git", "worktree", "list"), cwd=root, capture_output=True, text=True, check=True
     )
     return listed.stdout.strip().splitlines()
+
+
+def ruff_result(resource_id: str, project: Path, findings: tuple[Finding, ...]) -> ValidationResult:
+    """A failed required ``ruff`` result, hashing the files its findings name as they are."""
+    now = datetime.now(UTC)
+    paths = {f.location.path for f in findings if f.location}
+    return ValidationResult(
+        id=new_ulid(),
+        validation="ruff",
+        mode=ValidationMode.REQUIRED,
+        passed=False,
+        resource_id=resource_id,
+        run_id=new_ulid(),
+        started_at=now,
+        finished_at=now,
+        findings=findings,
+        file_hashes={p: hashlib.sha256((project / p).read_bytes()).hexdigest() for p in paths},
+    )

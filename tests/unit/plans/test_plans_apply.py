@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from acp_backend.facade import BackendFacade
+from acp_backend.facade import BackendFacade, create_facade
 from acp_backend.plans.records import plans_touching
 from acp_client.errors import Conflict, InvalidParams, InvalidState, OutsideRoot, PlanError
 from acp_client.models import Plan, PlanOrigin, PlanPreview, PlanState
@@ -126,6 +126,29 @@ async def test_a_target_outside_the_root_is_refused(facade: BackendFacade, path:
         await create(facade, files=files)
 
 
+async def test_a_diff_climbing_out_is_refused(facade: BackendFacade) -> None:
+    with pytest.raises(OutsideRoot):
+        await create(facade, diff="--- /dev/null\n+++ b/../evil.py\n@@ -0,0 +1 @@\n+x = 1\n")
+
+
+async def test_a_failed_write_is_a_plan_error_and_nothing_is_written(
+    facade: BackendFacade, project: Path
+) -> None:
+    # A name the file system takes, but whose temporary sibling is too long for it.
+    long_name = "n" * 240 + ".py"
+    files = [
+        {"path": "src/b.py", "new_text": "x = 2\n"},
+        {"path": f"src/{long_name}", "kind": "create", "new_text": "y = 1\n"},
+    ]
+    plan = await create(facade, files=files)
+    shown = await preview(facade, plan)
+    with pytest.raises(PlanError, match="could not be written"):
+        await apply(facade, plan, shown.plan_hash)
+    assert (project / "src" / "b.py").read_text() == "x = 1\n"
+    assert not leftovers(project, ".*.tmp")
+    assert (await facade.dispatch("plan.get", {"plan_id": plan.id}))["state"] == "complete"
+
+
 async def test_a_symlink_leading_out_is_refused_at_create_and_at_apply(
     facade: BackendFacade, project: Path, tmp_path: Path
 ) -> None:
@@ -202,3 +225,12 @@ async def test_the_editor_applies_and_the_backend_records(
     (project / "src" / "b.py").write_text("x = 'neither'\n")
     with pytest.raises(Conflict):
         await apply(facade, other, shown.plan_hash, applied_by_client=True)
+
+
+async def test_an_unreadable_journal_does_not_stop_the_backend(data_dir: Path) -> None:
+    journals = data_dir / "plans" / "journal"
+    journals.mkdir(parents=True, exist_ok=True)
+    (journals / "01M8QZZZZZZZZZZZZZZZZZZZZZ.json").write_text("{not json")
+    facade = create_facade(data_dir)  # starts, logs, keeps the file for a person
+    await facade.aclose()
+    assert (journals / "01M8QZZZZZZZZZZZZZZZZZZZZZ.json").exists()

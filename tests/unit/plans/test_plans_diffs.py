@@ -86,6 +86,19 @@ def test_a_hunk_is_found_at_an_offset() -> None:
     assert apply_hunks("x.py", "a = 1\nb = 2\n", patch.hunks) == "a = 1\nb = 3\n"
 
 
+def test_a_symlink_in_a_diff_is_refused(repo: Path) -> None:
+    (repo / "link").symlink_to("keep.py")
+    git(repo, "add", "-A")
+    with pytest.raises(PatchError, match="symlinks"):
+        parse_diff(git(repo, "diff", "--cached"))
+    git(repo, "commit", "-qm", "link")
+    (repo / "link").unlink()
+    (repo / "link").symlink_to("gone.py")  # a link retargeted: only its index line says so
+    git(repo, "add", "-A")
+    with pytest.raises(PatchError, match="symlinks"):
+        parse_diff(git(repo, "diff", "--cached"))
+
+
 def test_binary_and_truncated_diffs_are_refused(repo: Path) -> None:
     (repo / "blob.bin").write_bytes(b"\0\1\2")
     git(repo, "add", "-A")

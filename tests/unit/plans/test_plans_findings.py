@@ -2,14 +2,11 @@
 
 from __future__ import annotations
 
-import hashlib
-from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
 
 from acp_backend.facade import BackendFacade
-from acp_backend.ids import new_ulid
 from acp_client.errors import Conflict
 from acp_client.models import (
     Finding,
@@ -18,9 +15,9 @@ from acp_client.models import (
     Plan,
     PlanOrigin,
     TextEdit,
-    ValidationMode,
     ValidationResult,
 )
+from tests.unit.plans.plan_helpers import ruff_result
 
 
 def fix_line(path: str, line: int, new_text: str, description: str) -> FindingFix:
@@ -29,21 +26,7 @@ def fix_line(path: str, line: int, new_text: str, description: str) -> FindingFi
 
 
 def stored_result(facade: BackendFacade, project: Path, *findings: Finding) -> ValidationResult:
-    resource_id = facade.context.registry.get("p").id
-    now = datetime.now(UTC)
-    paths = {f.location.path for f in findings if f.location}
-    result = ValidationResult(
-        id=new_ulid(),
-        validation="ruff",
-        mode=ValidationMode.REQUIRED,
-        passed=False,
-        resource_id=resource_id,
-        run_id=new_ulid(),
-        started_at=now,
-        finished_at=now,
-        findings=findings,
-        file_hashes={p: hashlib.sha256((project / p).read_bytes()).hexdigest() for p in paths},
-    )
+    result = ruff_result(facade.context.registry.get("p").id, project, findings)
     facade.context.store.insert_result(result)
     return result
 

@@ -19,51 +19,40 @@ from tests.unit.plans.plan_helpers import (
     worktrees,
 )
 
-# A required check that fails while `bad` is in src/b.py, and two fixers.
-CONFIG = f"""
-[[validations]]
-name = "nobad"
-mode = "required"
-command = [{json.dumps(PY)}, "-c", "import sys; sys.exit('bad' in open('src/b.py').read())"]
-format = "exit-code"
-applies_to = ["*.py"]
 
-[[validations]]
-name = "good-fixer"
-mode = "informational"
-command = [{json.dumps(PY)}, "-c", "pass"]
-format = "exit-code"
-fix = [{json.dumps(PY)}, "-c", "open('src/b.py', 'w').write('x = 2  # good\\\\n')"]
-applies_to = ["none"]
+def fixer(name: str, *fix: str) -> str:
+    """An informational validation that never runs on a change, with ``fix`` as its fix."""
+    fix_line = f"fix = {json.dumps([PY, *fix])}\n" if fix else ""
+    return (
+        f'[[validations]]\nname = "{name}"\nmode = "informational"\n'
+        f'command = {json.dumps([PY, "-c", "pass"])}\nformat = "exit-code"\n'
+        f'{fix_line}applies_to = ["none"]\n\n'
+    )
 
-[[validations]]
-name = "bad-fixer"
-mode = "informational"
-command = [{json.dumps(PY)}, "-c", "pass"]
-format = "exit-code"
-fix = [{json.dumps(PY)}, "-c", "open('src/b.py', 'w').write('x = 2  # bad\\\\n')"]
-applies_to = ["none"]
 
-[[validations]]
-name = "slow-fixer"
-mode = "informational"
-command = [{json.dumps(PY)}, "-c", "pass"]
-format = "exit-code"
-fix = [{json.dumps(PY)}, "-c", "import time; time.sleep(30)"]
-applies_to = ["none"]
-
-[[validations]]
-name = "no-fix"
-mode = "informational"
-command = [{json.dumps(PY)}, "-c", "pass"]
-format = "exit-code"
-applies_to = ["none"]
-"""
+# A required check that fails while `bad` is in src/b.py, and fixers.
+NOBAD = "import sys; sys.exit('bad' in open('src/b.py').read())"
+MESSY = (
+    "import os; os.makedirs('src/__pycache__'); open('src/__pycache__/b.pyc', 'w').write('x'); "
+    "open('src/b.py', 'w').write('x = 2\\n')"
+)
+CONFIG = (
+    f'[[validations]]\nname = "nobad"\nmode = "required"\n'
+    f'command = {json.dumps([PY, "-c", NOBAD])}\nformat = "exit-code"\napplies_to = ["*.py"]\n\n'
+    + fixer("good-fixer", "-c", "open('src/b.py', 'w').write('x = 2  # good\\n')")
+    + fixer("bad-fixer", "-c", "open('src/b.py', 'w').write('x = 2  # bad\\n')")
+    + fixer("slow-fixer", "-c", "import time; time.sleep(30)")
+    + fixer("diff-fixer", "print_diff.py")
+    + fixer("messy-fixer", "-c", MESSY)
+    + fixer("no-fix")
+)
 
 
 @pytest.fixture
 def project(project: Path) -> Path:
     (project / "acp.toml").write_text(CONFIG)
+    diff = "--- src/b.py\n+++ src/b.py\n@@ -1 +1 @@\n-x = 1\n+x = 3\n"
+    (project / "print_diff.py").write_text(f"print({diff!r}, end='')\n")
     return project
 
 
@@ -88,6 +77,7 @@ async def test_a_fix_that_passes_in_the_sandbox_is_complete_and_applies(
     assert resolved["sandbox"] and resolved["logical_path"] == "src/b.py"
     results = await facade.dispatch("validation.list_results", {"resource": "p", "plan": plan.id})
     assert {r["validation"]: r["passed"] for r in results["results"]} == {"nobad": True}
+    assert {r["run_id"] for r in results["results"]} == {plan.validation_run_id}
 
     preview = await facade.dispatch("plan.preview", {"plan_id": plan.id})
     applied = await facade.dispatch(
@@ -155,3 +145,21 @@ async def test_a_git_resource_gets_a_worktree_with_its_uncommitted_changes(
     await facade.dispatch("plan.cancel", {"plan_id": plan.id})
     assert not leftovers(sandbox.parent, "*")
     assert len(worktrees(project)) == 1
+
+
+async def test_a_fixer_that_prints_a_diff_has_its_diff_taken(
+    facade: BackendFacade, project: Path
+) -> None:
+    plan = await settled(facade, (await propose(facade, "diff-fixer")).id)
+    assert plan.state is PlanState.COMPLETE, plan.reason
+    preview = await facade.dispatch("plan.preview", {"plan_id": plan.id})
+    assert [c["new_text"] for c in preview["changes"]] == ["x = 3\n"]
+
+
+async def test_caches_a_fixer_leaves_are_not_part_of_the_plan(
+    facade: BackendFacade, project: Path
+) -> None:
+    git_commit_all(project)  # git's view of the files, and no .gitignore to help
+    plan = await settled(facade, (await propose(facade, "messy-fixer")).id)
+    assert plan.state is PlanState.COMPLETE, plan.reason
+    assert plan.paths == ("src/b.py",)
