@@ -37,6 +37,8 @@ from lsp_server.features import Feature
 from lsp_server.features.code_actions import CodeActions
 from lsp_server.features.commands import Commands
 from lsp_server.features.diagnostics import Diagnostics
+from lsp_server.features.hover import Hover
+from lsp_server.features.symbols import Symbols
 from lsp_server.roots import DECLARATION_FILE, Placement, Roots, file_path
 from lsp_server.settings import SECTION, Settings, parse_settings, unwrap_section
 
@@ -86,7 +88,15 @@ class AcpLanguageServer(LanguageServer):
         self.diagnostics = Diagnostics(self)
         self.code_actions = CodeActions(self, self.diagnostics)
         self.commands = Commands(self, self.code_actions)
-        self.features: tuple[Feature, ...] = (self.diagnostics, self.code_actions, self.commands)
+        self.hover = Hover(self)
+        self.symbols = Symbols(self)
+        self.features: tuple[Feature, ...] = (
+            self.diagnostics,
+            self.code_actions,
+            self.commands,
+            self.hover,
+            self.symbols,
+        )
 
     @property
     def encoding(self) -> str:
