@@ -65,12 +65,12 @@ class Wire:
     def notify(self, method: str, params: Any) -> None:
         self._send({"jsonrpc": "2.0", "method": method, "params": params})
 
-    async def request(self, method: str, params: Any, timeout: float = 60) -> Any:
+    async def request(self, method: str, params: Any, seconds: float = 60) -> Any:
         self._ids += 1
         future: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
         self._waiting[self._ids] = future
         self._send({"jsonrpc": "2.0", "id": self._ids, "method": method, "params": params})
-        return await asyncio.wait_for(future, timeout)
+        return await asyncio.wait_for(future, seconds)
 
     async def initialize(self, root: Path, *, pull: bool = False, options: Any = None) -> Any:
         capabilities: dict[str, Any] = {
@@ -112,7 +112,7 @@ class Wire:
 
     async def close(self) -> None:
         with contextlib.suppress(Exception):
-            await self.request("shutdown", None, timeout=10)
+            await self.request("shutdown", None, seconds=10)
             self.notify("exit", None)
         try:
             await asyncio.wait_for(self.process.wait(), 10)
@@ -124,8 +124,8 @@ class Wire:
 
     # --- receiving ---------------------------------------------------------
 
-    async def wait(self, condition: Callable[[], bool], timeout: float = 120) -> None:
-        deadline = time.monotonic() + timeout
+    async def wait(self, condition: Callable[[], bool], seconds: float = 120) -> None:
+        deadline = time.monotonic() + seconds
         while not condition():
             remaining = deadline - time.monotonic()
             if remaining <= 0:

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import json
 import os
 import platform
@@ -206,7 +207,7 @@ async def save_latencies(
                 lambda s=seen: any(
                     p.uri == uri and p.count == expected for p in wire.published[s:]
                 ),
-                timeout=60,
+                seconds=60,
             )
             arrived = next(p for p in wire.published[seen:] if p.uri == uri and p.count == expected)
             if n >= 2:  # the first saves warm caches and connections
@@ -294,6 +295,7 @@ async def burst(
     trigger: Path,
     files: int,
     per_file: int,
+    *,
     ping: bool = False,
 ) -> tuple[float, list[float], Wire, float]:
     """didSave -> every file published with its findings: seconds, request
@@ -315,7 +317,7 @@ async def burst(
         started = time.monotonic()
         wire.save(trigger)
         pinger = asyncio.create_task(_ping(wire, pings)) if ping else None
-        await wire.wait(complete, timeout=600)
+        await wire.wait(complete, seconds=600)
         timing["burst"] = time.monotonic() - started
         if pinger is not None:
             pinger.cancel()
@@ -328,10 +330,8 @@ async def burst(
 async def _ping(wire: Wire, latencies: list[float]) -> None:
     while True:
         started = time.monotonic()
-        try:
-            await wire.request("bench/ping", None, timeout=30)
-        except RuntimeError:
-            pass  # MethodNotFound is an answer too: the loop was free to give it
+        with contextlib.suppress(RuntimeError):  # MethodNotFound answers too
+            await wire.request("bench/ping", None, seconds=30)
         latencies.append((time.monotonic() - started) * 1000)
         await asyncio.sleep(0.01)
 
@@ -423,7 +423,7 @@ async def bench_overlap(tmp: Path, files: int) -> list[Row]:
         data_dir = tmp / f"overlap{validators}-data"
         register(data_dir, root)
 
-        async def work(wire: Wire) -> None:
+        async def work(wire: Wire, trigger: Path = trigger, validators: int = validators) -> None:
             wire.open(trigger)
             await asyncio.sleep(1.0)
             before_bytes = wire.bytes_in
@@ -436,7 +436,7 @@ async def bench_overlap(tmp: Path, files: int) -> list[Row]:
                     final[p.uri] = p.count
                 return sum(1 for c in final.values() if c == 10) >= files
 
-            await wire.wait(complete, timeout=900)
+            await wire.wait(complete, seconds=900)
             measured[validators] = (time.monotonic() - started, wire.bytes_in - before_bytes)
 
         await session(acp_lsp(data_dir), root, work)
@@ -518,7 +518,7 @@ async def bench_startup(tmp: Path, rounds: int) -> list[Row]:
             ours <= 1.15 * pygls,
         )
     )
-    if Path(RUFF).exists():
+    if shutil.which(RUFF):
         ruff = await time_to_initialize([RUFF, "server"], root, rounds)
         rows.append(Row("startup", "spawn -> initialize answer, ruff server", ruff, "ms"))
     acp = str(Path(PY).parent / "acp-lsp")

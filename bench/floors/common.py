@@ -7,7 +7,7 @@ Standard library only; shares nothing with acp-lsp.
 from __future__ import annotations
 
 import asyncio
-import os
+import posixpath
 import re
 from pathlib import Path
 from typing import Any
@@ -27,7 +27,7 @@ async def lint(command: list[str], cwd: Path) -> dict[str, list[dict[str, Any]]]
         match = LINE.match(text)
         if match is None:
             continue
-        path = os.path.normpath(os.path.join(cwd, match["path"]))
+        path = posixpath.normpath(posixpath.join(str(cwd), match["path"]))
         line, column = int(match["line"]) - 1, int(match["column"]) - 1
         by_uri.setdefault("file://" + quote(path), []).append(
             {
