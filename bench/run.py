@@ -366,9 +366,11 @@ async def bench_bursts(tmp: Path, sizes: Sequence[int]) -> list[Row]:
                 local_s <= 1.5 * floor_s if total == 10_000 else None,
             )
         )
-        serve = Serve(data_dir)
+        http_data = tmp / f"burst{total}-http-data"  # no earlier results to list at start
+        register(http_data, root)
+        serve = Serve(http_data)
         try:
-            http_s, _, _, _ = await burst(acp_lsp(data_dir), root, trigger, files, per_file)
+            http_s, _, _, _ = await burst(acp_lsp(http_data), root, trigger, files, per_file)
         finally:
             serve.stop()
         rows.append(
