@@ -2,6 +2,9 @@
 
 Nothing but the protocol ever goes to stdout: logs go to stderr or
 ``--log-file``, and stray writes to ``sys.stdout`` are sent to stderr.
+
+The arguments are parsed before the server is imported: ``--help``,
+``--version`` and a usage error never pay for pygls (ADR 0015).
 """
 
 from __future__ import annotations
@@ -14,8 +17,6 @@ from pathlib import Path
 
 from lsp_server import __version__
 from lsp_server.backend import Target, add_target_options
-from lsp_server.handlers import register
-from lsp_server.server import AcpLanguageServer
 
 
 def host_port(value: str) -> tuple[str, int]:
@@ -62,6 +63,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         return check_main(arguments[1:])
     args = server_parser().parse_args(arguments)
     setup_logging(args.log_level, args.log_file)
+    from lsp_server.handlers import register
+    from lsp_server.server import AcpLanguageServer
+
     server = AcpLanguageServer(Target.from_args(args).connect)
     register(server)
     if args.tcp:

@@ -12,13 +12,14 @@ import random
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from acp_client.client import AcpClient
-from acp_client.connect import connect
-from acp_client.operations import InitializeResult
 from acp_client.transport.inprocess import DEFAULT_FACADE
-from acp_client.transport.sse import StreamPolicy
 from lsp_server import __version__
+
+if TYPE_CHECKING:  # the client (pydantic, httpx) loads when the first connection is made
+    from acp_client.client import AcpClient
+    from acp_client.operations import InitializeResult
 
 log = logging.getLogger(__name__)
 
@@ -57,6 +58,9 @@ class Target:
         )
 
     async def connect(self) -> AcpClient:
+        from acp_client.connect import connect
+        from acp_client.transport.sse import StreamPolicy
+
         # The stream gives up quickly: our own loop then reconnects from
         # scratch, which re-runs discovery (a restarted backend moves port).
         return await connect(
@@ -90,7 +94,7 @@ def add_target_options(parser: argparse.ArgumentParser) -> None:
     )
 
 
-Connector = Callable[[], Awaitable[AcpClient]]
+Connector = Callable[[], Awaitable["AcpClient"]]
 
 STREAM_PROVEN_AFTER = 10.0
 """Seconds an event stream must stay up before an outage counts as over:

@@ -24,10 +24,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from lsprotocol.types import DiagnosticSeverity
-
 from acp_client.client import AcpClient
 from acp_client.errors import AcpError, NotFound, TransportError
+from acp_client.events import StreamReset, ValidationResultEvent
 from acp_client.models import (
     Resource,
     ResultOutcome,
@@ -38,15 +37,14 @@ from acp_client.paths import is_within, path_to_uri, real_path
 from lsp_server import __version__
 from lsp_server.backend import Target, add_target_options
 from lsp_server.check_fix import apply_fixes
-from lsp_server.features.diagnostics.mapping import Mark, marks_for
+from lsp_server.marks import Mark, Severity, marks_for
 
 OK, FAILED, UNUSABLE = 0, 1, 2
-POLL_INTERVAL = 0.1
 SEVERITY_WORDS = {
-    DiagnosticSeverity.Error: "error",
-    DiagnosticSeverity.Warning: "warning",
-    DiagnosticSeverity.Information: "info",
-    DiagnosticSeverity.Hint: "hint",
+    Severity.ERROR: "error",
+    Severity.WARNING: "warning",
+    Severity.INFORMATION: "info",
+    Severity.HINT: "hint",
 }
 SARIF_LEVELS = {"error": "error", "warning": "warning", "info": "note", "hint": "note"}
 
@@ -218,24 +216,36 @@ async def latest(client: AcpClient, resource_id: str) -> list[ValidationResult]:
 async def run_and_wait(
     client: AcpClient, scope: Scope, started: list[str]
 ) -> list[ValidationResult]:
-    """Start a run and poll the latest results until each of its validations
-    has a newer one (ours, or a newer run's that superseded it)."""
+    """Start a run and follow the event stream (from just before it started)
+    until each of its validations has a result: ours, or a newer run's that
+    superseded it. Nothing is listed while waiting (ADR 0015)."""
     resource_id = scope.resource.id
-    before = {r.validation: r.id for r in await latest(client, resource_id)}
+    head = await client.last_event_id() or 0
     only_files = tuple(scope.files) if len(scope.files) == len(scope.paths) else None
     run = await client.validation_run(resource_id, paths=only_files)
     started.append(run.run_id)
-    while True:
-        current = {r.validation: r for r in await latest(client, resource_id)}
-        if all(_settled(current.get(n), before.get(n), run.run_id) for n in run.validations):
-            return [current[name] for name in run.validations]
-        await asyncio.sleep(POLL_INTERVAL)
+    wanted = set(run.validations)
+    settled: dict[str, ValidationResult] = {}
+    if wanted:
+        async for event in client.events(head):
+            if isinstance(event, StreamReset):  # results may have been missed: list ours
+                found = [r for r in await latest(client, resource_id) if r.run_id == run.run_id]
+            elif isinstance(event, ValidationResultEvent):
+                found = [event.result]
+            else:
+                continue
+            for result in found:
+                if result.validation in wanted and _settles(result, resource_id, run.run_id):
+                    settled[result.validation] = result
+            if len(settled) == len(wanted):
+                break
+    return [settled[name] for name in run.validations]
 
 
-def _settled(result: ValidationResult | None, before: str | None, run_id: str) -> bool:
-    if result is None or result.id == before:
+def _settles(result: ValidationResult, resource_id: str, run_id: str) -> bool:
+    if result.resource_id != resource_id or result.plan_id is not None:
         return False
-    return result.outcome is not ResultOutcome.CANCELLED or result.run_id == run_id
+    return result.run_id == run_id or result.outcome is not ResultOutcome.CANCELLED
 
 
 def collect(

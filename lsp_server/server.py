@@ -104,6 +104,11 @@ class AcpLanguageServer(LanguageServer):
         negotiated = self.workspace.position_encoding or types.PositionEncodingKind.Utf16
         return types.PositionEncodingKind(negotiated).value
 
+    def notify_json(self, method: str, params: dict[str, Any]) -> None:
+        """Send a notification whose params are already wire JSON: pygls
+        dumps a plain dict straight away, skipping its cattrs pass (ADR 0015)."""
+        self.protocol._send_data({"jsonrpc": "2.0", "method": method, "params": params})
+
     # --- lifecycle ---------------------------------------------------------
 
     def setup(self, params: types.InitializeParams) -> None:

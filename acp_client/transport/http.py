@@ -76,6 +76,13 @@ def check_url(url: str) -> httpx.URL:
     raise ValueError(f"backend URL {url!r} must be https:// (plain http only to loopback)")
 
 
+def server_base(url: str) -> str:
+    """The server's base URL, given either it or its endpoint (the README's
+    ``https://host/acp/v1``): the paths are appended to the base."""
+    base = url.rstrip("/")
+    return base.removesuffix(RPC_PATH) if base.endswith(RPC_PATH) else base
+
+
 def _is_loopback(host: str) -> bool:
     if host == "localhost":
         return True
@@ -98,8 +105,7 @@ class HttpTransport:
         read_timeout: float = 30.0,
         stream_policy: StreamPolicy | None = None,
     ) -> None:
-        base = check_url(url)
-        self.base_url = str(base).rstrip("/")
+        self.base_url = server_base(str(check_url(url)))
         self.description = f"ACP server at {self.base_url}"
         self.stream_policy = stream_policy or StreamPolicy()
         self._ids = itertools.count(1)

@@ -12,20 +12,19 @@ from __future__ import annotations
 import dataclasses
 import sys
 
-from lsprotocol.types import DiagnosticSeverity, PositionEncodingKind
+from lsprotocol.types import PositionEncodingKind
 
 from acp_client.models import ValidationMode
 from lsp_server import __main__ as acp_lsp
-from lsp_server import capabilities, positions
-from lsp_server.features.diagnostics import mapping
+from lsp_server import capabilities, marks, positions
 
 _column = positions.column
 
 
-def informational_as_error(mode: ValidationMode, passed: bool) -> DiagnosticSeverity | None:
+def informational_as_error(mode: ValidationMode, passed: bool) -> marks.Severity | None:
     if passed:
-        return None if mode is ValidationMode.REQUIRED else DiagnosticSeverity.Hint
-    return DiagnosticSeverity.Error  # informational failures should be Warnings
+        return None if mode is ValidationMode.REQUIRED else marks.Severity.HINT
+    return marks.Severity.ERROR  # informational failures should be Warnings
 
 
 def utf16_as_code_points(line: str, code_points: int, encoding: PositionEncodingKind | str) -> int:
@@ -40,7 +39,7 @@ def main(argv: list[str]) -> int:
         sys.stdout.write("acp-lsp: starting\n")
         sys.stdout.flush()
     elif mode == "severity":
-        mapping.severity_for = informational_as_error
+        marks.severity_for = informational_as_error
     elif mode == "utf16":
         positions.column = utf16_as_code_points
     elif mode == "spec":

@@ -15,8 +15,8 @@ from typing import Any
 import pytest
 from conftest import LiveServer, free_port, http_response
 
-from acp_client import connect
 from acp_client.client import AcpClient
+from acp_client.connect import connect
 from acp_client.discovery import BACKEND_FILE, read_backend_file
 from acp_client.transport.http import HttpTransport
 from acp_client.transport.inprocess import InProcessTransport

@@ -9,8 +9,8 @@ from typing import Any
 import pytest
 from conftest import LiveServer, free_port, http_response
 
-from acp_client import connect
 from acp_client.client import AcpClient
+from acp_client.connect import connect
 from acp_client.errors import (
     AuthenticationError,
     BackendTimeout,
@@ -23,6 +23,7 @@ from acp_client.errors import (
     TlsError,
     TransportError,
 )
+from acp_client.events import ResourceChanged
 from acp_client.transport.http import HttpTransport
 from acp_client.transport.inprocess import InProcessTransport
 
@@ -202,3 +203,19 @@ async def test_an_oversized_call_is_refused_as_an_invalid_request(live_server: L
         with pytest.raises(InvalidRequest, match="exceeds"):
             await client.transport.call("resource.list", {"pad": "x" * (2 << 20)})
         assert await client.resource_list() == ()
+
+
+@pytest.mark.parametrize("path", ["", "/", "/acp/v1", "/acp/v1/"])
+async def test_the_server_url_works_with_or_without_the_endpoint_path(
+    live_server: LiveServer, path: str, tmp_path: Path
+) -> None:
+    """The README names the endpoint (``https://host/acp/v1``); the client
+    appends the paths itself, so either spelling reaches the same server,
+    calls and events alike."""
+    (project,) = projects(tmp_path, "project")
+    async with await connect(live_server.url + path, token=live_server.token) as client:
+        registered = await client.resource_register(str(project))
+        assert await client.resource_list() == (registered,)
+        async for event in client.events(0):
+            assert isinstance(event, ResourceChanged) and event.resource == registered
+            break

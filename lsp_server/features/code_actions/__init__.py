@@ -36,6 +36,7 @@ from lsp_server.features.code_actions.listing import (
     fixable,
     list_actions,
 )
+from lsp_server.features.diagnostics.mapping import as_objects
 from lsp_server.roots import DECLARATION_FILE, Placement, file_path
 from lsp_server.workspace_edits import EditSupport, Stale, Target, fix_edit, sha256
 
@@ -115,7 +116,7 @@ class CodeActions(Feature):
             resource_id=resource_id,
             path=placement.logical_path,
             sandbox=placement.sandbox,
-            diagnostics=self._diagnostics.presenter.diagnostics(placement.key),
+            diagnostics=as_objects(self._diagnostics.presenter.diagnostics(placement.key)),
             latest=self._diagnostics.store.latest,
             specs=self._specs.get(resource_id, {}),
             plans=[p for p in self.plans.values() if p.resource_id == resource_id],

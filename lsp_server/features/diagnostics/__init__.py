@@ -276,7 +276,7 @@ class Diagnostics(Feature):
 
     def _publish(self, key: FileKey) -> None:
         for params in self.presenter.publish_params(key):
-            self.session.text_document_publish_diagnostics(params)
+            self.session.notify_json(types.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS, params)
 
     def _refresh(self, _: str) -> None:
         self.session.workspace_diagnostic_refresh(None)

@@ -13,10 +13,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from lsprotocol.types import (
-    Diagnostic,
     DocumentDiagnosticReport,
     PositionEncodingKind,
-    PublishDiagnosticsParams,
     RelatedFullDocumentDiagnosticReport,
     RelatedUnchangedDocumentDiagnosticReport,
     WorkspaceDocumentDiagnosticReport,
@@ -25,8 +23,14 @@ from lsprotocol.types import (
 )
 
 from acp_client.models import ValidationResult
-from lsp_server.features.diagnostics.mapping import Mark, config_diagnostic, to_diagnostic
+from lsp_server.features.diagnostics.mapping import (
+    Wire,
+    as_objects,
+    config_diagnostic,
+    to_diagnostic,
+)
 from lsp_server.features.diagnostics.store import DiagnosticsStore
+from lsp_server.marks import Mark
 from lsp_server.positions import DiskText, Lines, split_lines
 from lsp_server.roots import FileKey, Roots
 
@@ -68,7 +72,7 @@ class OpenDocument:
 class _Sent:
     uri: str
     version: int | None
-    diagnostics: list[Diagnostic]
+    diagnostics: list[Wire]
 
 
 class Presenter:
@@ -118,7 +122,7 @@ class Presenter:
 
     # --- what to send ------------------------------------------------------
 
-    def diagnostics(self, key: FileKey) -> list[Diagnostic]:
+    def diagnostics(self, key: FileKey) -> list[Wire]:
         """The file's diagnostics against the text the editor has. A mark
         computed on other text than an open buffer's (another validation
         re-ran after an edit, this one not yet) is held back until its own
@@ -134,10 +138,11 @@ class Presenter:
             shown.append(config_diagnostic(config_error, lines, self.encoding))
         return shown
 
-    def publish_params(self, key: FileKey) -> list[PublishDiagnosticsParams]:
-        """What to push for a file: nothing when it would repeat the last
-        publish; an empty publish first for a URI the file was shown under
-        before (the editor keys diagnostics by URI string)."""
+    def publish_params(self, key: FileKey) -> list[Wire]:
+        """What to push for a file, as ``publishDiagnostics`` params on the
+        wire: nothing when it would repeat the last publish; an empty publish
+        first for a URI the file was shown under before (the editor keys
+        diagnostics by URI string)."""
         before = self._sent.get(key)
         uri = self.uri_of(key) or (before.uri if before else None)
         if uri is None:
@@ -147,11 +152,11 @@ class Presenter:
         if sent == before:
             return []
         self._sent[key] = sent
-        params = [
-            PublishDiagnosticsParams(uri=uri, diagnostics=sent.diagnostics, version=sent.version)
-        ]
+        params: list[Wire] = [{"uri": uri, "diagnostics": sent.diagnostics}]
+        if sent.version is not None:
+            params[0]["version"] = sent.version
         if before is not None and before.uri != uri:
-            params.insert(0, PublishDiagnosticsParams(uri=before.uri, diagnostics=[]))
+            params.insert(0, {"uri": before.uri, "diagnostics": []})
         return params
 
     def result_id(self, key: FileKey) -> str:
@@ -163,7 +168,9 @@ class Presenter:
         result_id = self.result_id(key)
         if previous == result_id:
             return RelatedUnchangedDocumentDiagnosticReport(result_id=result_id)
-        return RelatedFullDocumentDiagnosticReport(items=self.diagnostics(key), result_id=result_id)
+        return RelatedFullDocumentDiagnosticReport(
+            items=as_objects(self.diagnostics(key)), result_id=result_id
+        )
 
     def workspace_reports(
         self, previous: dict[str, str]
@@ -194,7 +201,10 @@ class Presenter:
             else:
                 reports.append(
                     WorkspaceFullDocumentDiagnosticReport(
-                        uri=uri, version=version, items=self.diagnostics(key), result_id=result_id
+                        uri=uri,
+                        version=version,
+                        items=as_objects(self.diagnostics(key)),
+                        result_id=result_id,
                     )
                 )
         return reports

@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from acp_client.models import Finding, ResultOutcome, ValidationResult
-from lsp_server.features.diagnostics.mapping import ConfigMark, Mark, config_mark, marks_for
+from lsp_server.marks import ConfigMark, Mark, config_mark, marks_for
 from lsp_server.roots import FileKey
 
 

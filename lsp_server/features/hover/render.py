@@ -13,7 +13,7 @@ import re
 from collections.abc import Iterable
 from datetime import UTC, datetime
 
-from lsprotocol.types import DiagnosticSeverity, MarkupContent, MarkupKind
+from lsprotocol.types import MarkupContent, MarkupKind
 
 from acp_client.models import (
     ContextFinding,
@@ -23,16 +23,16 @@ from acp_client.models import (
     Decision,
     Entity,
 )
-from lsp_server.features.diagnostics.mapping import severity_for
+from lsp_server.marks import Severity, severity_for
 
 _MARKDOWN_SPECIAL = re.compile(r"([\\*_\[\]<>|~#])")
 _SAFE_LINK = re.compile(r"^https?://[^\s<>]+$")
 MAX_DECISIONS = 3
 _SEVERITY_WORDS = {
-    DiagnosticSeverity.Error: "Error",
-    DiagnosticSeverity.Warning: "Warning",
-    DiagnosticSeverity.Information: "Info",
-    DiagnosticSeverity.Hint: "Hint",
+    Severity.ERROR: "Error",
+    Severity.WARNING: "Warning",
+    Severity.INFORMATION: "Info",
+    Severity.HINT: "Hint",
 }
 
 

@@ -29,7 +29,8 @@ from lsp_server.features.code_actions.listing import (
     DocumentView,
     list_actions,
 )
-from lsp_server.features.diagnostics.mapping import marks_for, to_diagnostic
+from lsp_server.features.diagnostics.mapping import as_objects, to_diagnostic
+from lsp_server.marks import marks_for
 from tests.unit.lsp.lsp_factories import finding, result
 
 NOW = datetime(2026, 1, 1, tzinfo=UTC)
@@ -68,11 +69,11 @@ def view(
     sandbox: bool = False,
 ) -> DocumentView:
     latest = {(r.resource_id, r.validation): r for r in results}
-    diagnostics = [
+    diagnostics = as_objects(
         to_diagnostic(mark, None, "utf-16")
         for r in results
         for mark in marks_for(r).get("a.py", [])
-    ]
+    )
     return DocumentView(
         uri="file:///r/a.py",
         resource_id="R",

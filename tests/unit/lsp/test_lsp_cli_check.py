@@ -4,13 +4,17 @@ from __future__ import annotations
 
 import json
 import socket
+from collections.abc import Mapping
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
 import pytest
 
+from acp_client.client import AcpClient
 from acp_client.models import Finding, Location, Resource, ValidationMode
-from lsp_server.cli_check import Scope, collect, main, render
+from acp_client.transport.inprocess import InProcessTransport
+from lsp_server.cli_check import Scope, collect, main, render, run_and_wait
 from tests.unit.lsp.lsp_factories import finding, result
 
 RESOURCE = Resource(id="R", name="app", root="/w/app", created_at=datetime.now(UTC))
@@ -96,3 +100,30 @@ def test_unreachable_backend_is_exit_2(
     monkeypatch.setenv("ACP_TOKEN", "t")
     assert main([str(tmp_path), "--acp", f"http://127.0.0.1:{port}"]) == 2
     assert "could not be reached" in capsys.readouterr().err
+
+
+async def test_a_run_is_waited_for_by_its_events_not_by_listing_results(tmp_path: Path) -> None:
+    project = tmp_path / "project"
+    project.mkdir()
+    (project / "acp.toml").write_text(
+        '[[validations]]\nname = "todo"\nmode = "informational"\n'
+        'command = ["sh", "-c", "sleep 0.3; grep -Hn TODO a.txt"]\nformat = "pattern"\n'
+        "pattern = '^(?P<path>[^:]+):(?P<line>\\d+):(?P<message>.*)$'\n",
+        encoding="utf-8",
+    )
+    (project / "a.txt").write_text("one\nTODO two\n", encoding="utf-8")
+    transport = InProcessTransport.load(data_dir=tmp_path / "data")
+    calls: list[str] = []
+    call = transport.call
+
+    async def counted(method: str, params: Mapping[str, Any]) -> Any:
+        calls.append(method)
+        return await call(method, params)
+
+    transport.call = counted  # type: ignore[method-assign]
+    async with AcpClient(transport) as client:
+        await client.initialize("test", "0")
+        resource = await client.resource_register(str(project))
+        (found,) = await run_and_wait(client, Scope(resource, [str(project)]), [])
+    assert found.validation == "todo" and [f.message for f in found.findings] == ["TODO two"]
+    assert "validation.list_results" not in calls

@@ -1,18 +1,30 @@
 import pytest
+from lsprotocol.converters import get_converter
+from lsprotocol.types import Diagnostic
 from lsprotocol.types import DiagnosticSeverity as Sev
 from lsprotocol.types import PositionEncodingKind as Enc
 
 from acp_client.models import Finding, Location, ValidationMode
-from lsp_server.features.diagnostics.mapping import (
-    config_diagnostic,
-    config_mark,
-    marks_for,
-    severity_for,
-    to_diagnostic,
-)
+from lsp_server.features.diagnostics import mapping
+from lsp_server.marks import ConfigMark, Mark, config_mark, marks_for, severity_for
 from tests.unit.lsp.lsp_factories import finding, result
 
 REQ, INFO = ValidationMode.REQUIRED, ValidationMode.INFORMATIONAL
+CONVERTER = get_converter()
+
+
+def to_diagnostic(mark: Mark, lines: list[str] | None, encoding: Enc) -> Diagnostic:
+    """The wire dict, read back as lsprotocol reads it: it must be valid LSP,
+    and exactly what pygls itself would have sent for that diagnostic."""
+    (diagnostic,) = mapping.as_objects([wire := mapping.to_diagnostic(mark, lines, encoding)])
+    assert CONVERTER.unstructure(diagnostic) == wire
+    return diagnostic
+
+
+def config_diagnostic(mark: ConfigMark, lines: list[str] | None, encoding: Enc) -> Diagnostic:
+    (diagnostic,) = mapping.as_objects([wire := mapping.config_diagnostic(mark, lines, encoding)])
+    assert CONVERTER.unstructure(diagnostic) == wire
+    return diagnostic
 
 
 @pytest.mark.parametrize(

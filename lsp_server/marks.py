@@ -1,0 +1,126 @@
+"""Validation results -> marks: the severity table and the anchor, free of any
+LSP framework, so ``acp-lsp check`` shares them with the editor without
+loading one (ADR 0015). ``features/diagnostics/mapping.py`` turns marks into
+wire diagnostics.
+
+Severity comes from the validation's mode and outcome, never from the tool
+(ADR-027):
+
+=============  ======  ==========================================
+mode           result  LSP severity
+=============  ======  ==========================================
+required       failed  Error
+required       passed  none (clears the validation's diagnostics)
+informational  failed  Warning
+informational  passed  Hint
+=============  ======  ==========================================
+
+A finding without a location, and a result without findings that still has
+something to say (a failure, an informational pass), is anchored on the line
+that declares the validation in the resource's ``acp.toml`` (``declared_at``);
+without that, on the first line of ``acp.toml``.
+
+A broken ``acp.toml`` itself (``validation.list``'s ``config_error``; the
+last valid declarations stay in force meanwhile) is one Error where the
+backend locates it, with ``acp.toml`` as its source.
+"""
+
+from __future__ import annotations
+
+import logging
+from enum import IntEnum
+from typing import NamedTuple
+
+from acp_client.models import Finding, Location, ValidationMode, ValidationResult
+from lsp_server.roots import DECLARATION_FILE, inside
+
+log = logging.getLogger(__name__)
+
+DECLARATION_TOP = Location(path=DECLARATION_FILE, line=0, character=0)
+
+
+class Severity(IntEnum):
+    """LSP's ``DiagnosticSeverity`` values (equal to lsprotocol's members)."""
+
+    ERROR = 1
+    WARNING = 2
+    INFORMATION = 3
+    HINT = 4
+
+
+def severity_for(mode: ValidationMode, passed: bool) -> Severity | None:
+    """The fixed table; ``None`` means "show nothing"."""
+    if mode is ValidationMode.REQUIRED:
+        return None if passed else Severity.ERROR
+    return Severity.HINT if passed else Severity.WARNING
+
+
+def anchor_of(result: ValidationResult) -> Location:
+    return result.declared_at or DECLARATION_TOP
+
+
+class Mark(NamedTuple):
+    """One diagnostic to show, still in contract terms (code points). A
+    tuple: a 10,000-finding result makes 10,000 of them at once."""
+
+    result: ValidationResult
+    location: Location
+    message: str
+    severity: Severity
+    code: str | None = None
+    anchored: bool = False  # True: shown on the declaration, not where it happened
+    finding: int | None = None  # its index in ``result.findings``: the way back to its fixes
+
+
+class ConfigMark(NamedTuple):
+    """The backend's complaint about a resource's ``acp.toml``."""
+
+    location: Location
+    message: str
+    code: str | None
+    anchored: bool  # True: it named no usable place, so it shows on the first line
+
+
+def config_mark(error: Finding) -> ConfigMark:
+    location = error.location
+    if location is not None and inside(location.path):
+        return ConfigMark(location, error.message, error.code, anchored=False)
+    return ConfigMark(DECLARATION_TOP, error.message, error.code, anchored=True)
+
+
+def marks_for(result: ValidationResult) -> dict[str, list[Mark]]:
+    """The result's marks grouped by path (relative to the resource root).
+
+    A finding whose path would leave the resource root is dropped (path
+    jail): the backend should never send one, and we never show one.
+    """
+    severity = severity_for(result.mode, result.passed)
+    if severity is None:
+        return {}
+    grouped: dict[str, list[Mark]] = {}
+    for index, finding in enumerate(result.findings):
+        mark = _finding_mark(result, finding, severity, index)
+        if not inside(mark.location.path):
+            log.warning(
+                "dropping a %s finding outside its resource: %r",
+                result.validation,
+                mark.location.path,
+            )
+            continue
+        grouped.setdefault(mark.location.path, []).append(mark)
+    if not result.findings:
+        text = result.message or (
+            f"{result.validation} passed" if result.passed else f"{result.validation} failed"
+        )
+        anchor = anchor_of(result)
+        grouped[anchor.path] = [Mark(result, anchor, text, severity, anchored=True)]
+    return grouped
+
+
+def _finding_mark(
+    result: ValidationResult, finding: Finding, severity: Severity, index: int
+) -> Mark:
+    if finding.location is not None:
+        return Mark(result, finding.location, finding.message, severity, finding.code, False, index)
+    anchor = anchor_of(result)
+    return Mark(result, anchor, finding.message, severity, finding.code, True, index)
