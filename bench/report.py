@@ -40,6 +40,20 @@ def _number(value: Any, unit: str = "") -> str:
     return f"{text} {unit}".strip()
 
 
+def normalised(row: dict[str, Any]) -> dict[str, Any]:
+    """The row benchmarks (``bench/rows.py`` and its kin) give ``floor`` and
+    ``target`` as bare numbers: a number floor is the floor's value, and a
+    number target bounds the ratio when there is one, else the value."""
+    row = dict(row)
+    if isinstance(row.get("floor"), int | float) and row.get("floor_value") is None:
+        row["floor_value"], row["floor"] = row["floor"], "floor"
+    target = row.get("target")
+    if isinstance(target, int | float) and not isinstance(target, bool):
+        bound = "x" if row.get("ratio") is not None else f" {row['unit']}"
+        row["target"] = f"<= {target:g}{bound}"
+    return row
+
+
 def render(results: list[dict[str, Any]]) -> str:
     parts = [INTRO]
     for result in results:
@@ -50,7 +64,7 @@ def render(results: list[dict[str, Any]]) -> str:
             "| measure | value | floor | ratio | target | met |",
             "|---|---|---|---|---|---|",
         ]
-        for row in result["rows"]:
+        for row in map(normalised, result["rows"]):
             section = row.get("section")
             measure = f"{section}: {row['measure']}" if section else row["measure"]
             floor = (

@@ -88,39 +88,60 @@ def config_mark(error: Finding) -> ConfigMark:
     return ConfigMark(DECLARATION_TOP, error.message, error.code, anchored=True)
 
 
-def marks_for(result: ValidationResult) -> dict[str, list[Mark]]:
-    """The result's marks grouped by path (relative to the resource root).
+Placed = dict[str, list[int | None]]
+"""Path (relative to the resource root) -> the indexes of the result's
+findings shown there; ``None`` stands for the result's own message (a result
+without findings). Cheap to hold: marks are built from it when needed."""
+
+
+def placed(result: ValidationResult) -> Placed:
+    """Where the result's marks go, without building them: one pass over the
+    findings, each distinct path checked once.
 
     A finding whose path would leave the resource root is dropped (path
     jail): the backend should never send one, and we never show one.
     """
-    severity = severity_for(result.mode, result.passed)
-    if severity is None:
+    if severity_for(result.mode, result.passed) is None:
         return {}
-    grouped: dict[str, list[Mark]] = {}
+    grouped: Placed = {}
+    allowed: dict[str, bool] = {}
+    anchor = anchor_of(result).path
     for index, finding in enumerate(result.findings):
-        mark = _finding_mark(result, finding, severity, index)
-        if not inside(mark.location.path):
-            log.warning(
-                "dropping a %s finding outside its resource: %r",
-                result.validation,
-                mark.location.path,
-            )
-            continue
-        grouped.setdefault(mark.location.path, []).append(mark)
+        path = anchor if finding.location is None else finding.location.path
+        ok = allowed.get(path)
+        if ok is None:
+            ok = allowed[path] = inside(path)
+            if not ok:
+                log.warning(
+                    "dropping %s findings outside its resource: %r", result.validation, path
+                )
+        if ok:
+            grouped.setdefault(path, []).append(index)
     if not result.findings:
-        text = result.message or (
-            f"{result.validation} passed" if result.passed else f"{result.validation} failed"
-        )
-        anchor = anchor_of(result)
-        grouped[anchor.path] = [Mark(result, anchor, text, severity, anchored=True)]
+        grouped[anchor] = [None]
     return grouped
 
 
-def _finding_mark(
-    result: ValidationResult, finding: Finding, severity: Severity, index: int
-) -> Mark:
+def mark_at(result: ValidationResult, index: int | None) -> Mark:
+    """The mark of finding ``index`` (``None``: the result's own message);
+    only for results ``placed`` shows (they have a severity)."""
+    severity = severity_for(result.mode, result.passed)
+    assert severity is not None
+    if index is None:
+        text = result.message or (
+            f"{result.validation} passed" if result.passed else f"{result.validation} failed"
+        )
+        return Mark(result, anchor_of(result), text, severity, anchored=True)
+    finding = result.findings[index]
     if finding.location is not None:
         return Mark(result, finding.location, finding.message, severity, finding.code, False, index)
     anchor = anchor_of(result)
     return Mark(result, anchor, finding.message, severity, finding.code, True, index)
+
+
+def marks_for(result: ValidationResult) -> dict[str, list[Mark]]:
+    """The result's marks grouped by path (relative to the resource root)."""
+    return {
+        path: [mark_at(result, index) for index in indexes]
+        for path, indexes in placed(result).items()
+    }

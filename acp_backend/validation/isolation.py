@@ -78,6 +78,12 @@ class _ForkServer:
                 return Connection(ours.detach())
         raise AssertionError("unreachable")
 
+    def start(self) -> None:
+        """Start the server unless it runs; returns once it is spawned (it
+        loads its imports in its own process meanwhile)."""
+        with self._lock:
+            self._server()
+
     def _server(self) -> socket.socket:
         if self._socket is not None and self._process is not None:
             if self._process.poll() is None:
@@ -110,6 +116,11 @@ class _ForkServer:
 
 
 _SERVER = _ForkServer()
+
+
+def start_server() -> None:
+    """Have the fork server loading before the first parse needs it."""
+    _SERVER.start()
 
 
 async def judge_isolated(

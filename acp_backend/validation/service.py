@@ -6,8 +6,9 @@ import os
 from pathlib import Path
 
 from acp_backend.context import BackendContext
-from acp_backend.handlers import handles
+from acp_backend.handlers import handles, on_start
 from acp_backend.plans.records import sandbox_root_of
+from acp_backend.validation import isolation
 from acp_backend.validation.config import CONFIG_FILE, ConfigCache, ConfigError, ValidationConfig
 from acp_backend.validation.runs import ValidationRuns
 from acp_backend.validation.selection import logical_path, select_validations
@@ -99,6 +100,14 @@ def config_finding(error: ConfigError | None) -> Finding | None:
         message=str(error),
         severity=SeverityHint.ERROR,
     )
+
+
+@on_start
+def start_parse_server(_: BackendContext) -> None:
+    """Start the process that reads tools' output now: its interpreter then
+    loads while the backend answers its first calls, instead of after the
+    first tool has run (half of ``acp-lsp check`` on the demo; ADR 0015)."""
+    isolation.start_server()
 
 
 @handles("validation.list")

@@ -6,6 +6,10 @@ every file it had touched, so several validations on one file merge. Every
 change bumps the file's version, which the pull path hands out as result id.
 Beside the validations' marks, each resource has at most one error of its
 ``acp.toml``, kept apart so that no validation name can stand for it.
+
+A file holds the indexes of its findings in the validation's latest result,
+not marks: taking in a 10,000-finding result is one cheap pass on the event
+loop, and marks are built a file at a time when that file is sent (ADR 0015).
 """
 
 from __future__ import annotations
@@ -13,13 +17,13 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from acp_client.models import Finding, ResultOutcome, ValidationResult
-from lsp_server.marks import ConfigMark, Mark, config_mark, marks_for
+from lsp_server.marks import ConfigMark, Mark, Placed, config_mark, mark_at, placed
 from lsp_server.roots import FileKey
 
 
 class DiagnosticsStore:
     def __init__(self) -> None:
-        self._marks: dict[FileKey, dict[str, list[Mark]]] = {}
+        self._marks: dict[FileKey, dict[str, list[int | None]]] = {}  # finding indexes
         self._latest: dict[tuple[str, str], ValidationResult] = {}
         self._applied: dict[tuple[str, str], int] = {}  # when each slot's result came in
         self._files_of: dict[tuple[str, str], set[FileKey]] = {}
@@ -56,10 +60,10 @@ class DiagnosticsStore:
         touched = self._files_of.pop(slot, set())
         for key in touched:
             self._drop(key, result.validation)
-        grouped = marks_for(result)
+        grouped: Placed = placed(result)
         added = {(scope, path) for path in grouped}
-        for path, marks in grouped.items():
-            self._marks.setdefault((scope, path), {})[result.validation] = marks
+        for path, indexes in grouped.items():
+            self._marks.setdefault((scope, path), {})[result.validation] = indexes
         if added:
             self._files_of[slot] = added
         changed = touched | added
@@ -137,7 +141,11 @@ class DiagnosticsStore:
 
     def marks(self, key: FileKey) -> list[Mark]:
         by_validation = self._marks.get(key, {})
-        return [mark for marks in by_validation.values() for mark in marks]
+        return [
+            mark_at(self._latest[(key[0], validation)], index)
+            for validation, indexes in by_validation.items()
+            for index in indexes
+        ]
 
     def latest(
         self, resource_id: str, validation: str, plan_id: str | None = None

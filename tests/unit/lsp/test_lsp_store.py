@@ -1,5 +1,9 @@
-from acp_client.models import ResultOutcome, ValidationMode
+import pytest
+
+from acp_client.models import ResultOutcome, ValidationMode, ValidationResult
+from lsp_server.features.diagnostics import store as store_module
 from lsp_server.features.diagnostics.store import DiagnosticsStore
+from lsp_server.marks import Mark
 from tests.unit.lsp.lsp_factories import finding, result
 
 A, B = ("R", "a.py"), ("R", "b.py")
@@ -121,3 +125,24 @@ def test_clear_file_and_forget_resource_drop_the_acp_toml_error() -> None:
     assert store.clear_file(TOML) and store.config_error(TOML) is None
     store.set_config_error("R", finding("acp.toml", message="bad"))
     assert store.forget_resource("R") == {TOML} and store.config_error(TOML) is None
+
+
+def test_a_large_result_is_taken_in_without_building_its_marks(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """10,000 findings are placed in one pass; marks are built a file at a
+    time when that file is sent, so the event loop is never held for all."""
+    built: list[int | None] = []
+    mark_at = store_module.mark_at
+
+    def counted(found: ValidationResult, index: int | None) -> Mark:
+        built.append(index)
+        return mark_at(found, index)
+
+    monkeypatch.setattr(store_module, "mark_at", counted)
+    store = DiagnosticsStore()
+    findings = [finding(f"m{n // 10}.py", n % 10, message=f"f{n}") for n in range(10_000)]
+    assert len(store.apply(result("emit", findings=findings))) == 1000
+    assert built == []
+    assert messages(store, ("R", "m7.py")) == [f"f{n}" for n in range(70, 80)]
+    assert built == list(range(70, 80))
