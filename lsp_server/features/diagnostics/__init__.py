@@ -61,6 +61,7 @@ class Diagnostics(Feature):
         self._filled: set[str] = set()
         self._run_when_placed: set[str] = set()  # saved or edited before being placed
         self._sandboxes: dict[str, str | None] = {}  # plan id -> its sandbox's scope, if any
+        self._holding_for: set[str] = set()  # runs of several validations in progress
 
     @property
     def pull(self) -> bool:
@@ -72,6 +73,7 @@ class Diagnostics(Feature):
 
     def backend_lost(self) -> None:
         self._progress.interrupt()
+        self._end_hold()
 
     def close(self) -> None:
         self._publisher.close()
@@ -81,6 +83,7 @@ class Diagnostics(Feature):
     # --- the backend -------------------------------------------------------
 
     async def resync(self, client: AcpClient, resources: Mapping[str, Resource]) -> None:
+        self._end_hold()  # runs whose end this session may have missed
         for resource_id in self.store.resource_ids() - resources.keys():
             self.presenter.changed(self.store.forget_resource(resource_id))  # out of play
         self._filled.clear()
@@ -172,6 +175,7 @@ class Diagnostics(Feature):
             self.presenter.changed(self._remember(event.plan))
         elif isinstance(event, ValidationStarted | ValidationCompleted):
             self._observe_run(event, event.resource_id)
+            self._hold_during(event)
         elif isinstance(event, ResourceChanged) and event.change == "unregistered":
             self.presenter.changed(self.store.forget_resource(event.resource.id))
 
@@ -182,6 +186,22 @@ class Diagnostics(Feature):
     ) -> None:
         if resource_id in self.session.roots.resources and self._wants_progress():
             self._progress.observe(event)
+
+    def _hold_during(self, event: ValidationStarted | ValidationCompleted) -> None:
+        """Publish a run of several validations about once per file: their
+        results are held back until it ends, or for a bounded time."""
+        if isinstance(event, ValidationStarted):
+            if len(event.validations) > 1 and event.resource_id in self.session.roots.resources:
+                self._holding_for.add(event.run_id)
+                self._publisher.hold()
+        elif event.run_id in self._holding_for:
+            self._holding_for.discard(event.run_id)
+            if not self._holding_for:
+                self._publisher.release()
+
+    def _end_hold(self) -> None:
+        self._holding_for.clear()
+        self._publisher.release()
 
     def _wants_progress(self) -> bool:
         return self.session.settings.progress and self.session.support.work_done_progress

@@ -6,6 +6,11 @@ the window's end; due keys go out in slices of ``SLICE``, handing the loop
 back between slices so requests are answered in the middle of a 100,000-
 finding burst. A key that changes again while it waits is sent once, with
 whatever its state is by then: the busier the burst, the more it collapses.
+
+While held (a run of several validations is in progress, ADR 0015), changed
+keys wait until the hold is released or for at most ``max_hold`` seconds:
+ten validations finishing one after another over the same files then send
+each file about once, not ten times with a growing set.
 """
 
 from __future__ import annotations
@@ -18,6 +23,7 @@ from typing import Generic, TypeVar
 K = TypeVar("K", bound=Hashable)
 
 DEFAULT_WINDOW = 0.05
+DEFAULT_MAX_HOLD = 1.0
 SLICE = 64
 
 
@@ -28,6 +34,7 @@ class CoalescingPublisher(Generic[K]):
         window: float = DEFAULT_WINDOW,
         clock: Callable[[], float] = time.monotonic,
         slice_size: int = SLICE,
+        max_hold: float = DEFAULT_MAX_HOLD,
     ) -> None:
         self._send = send
         self._window = window
@@ -38,8 +45,35 @@ class CoalescingPublisher(Generic[K]):
         self._due: dict[K, None] = {}  # insertion-ordered set
         self._draining: asyncio.Handle | None = None
         self._prune_above = 4096
+        self._max_hold = max_hold
+        self._held: dict[K, None] | None = None  # insertion-ordered; None: not holding
+        self._hold_ends: asyncio.TimerHandle | None = None
+
+    def hold(self) -> None:
+        """Keep changes back until ``release`` (or ``max_hold`` has passed)."""
+        if self._held is None:
+            self._held = {}
+            self._hold_ends = asyncio.get_running_loop().call_later(self._max_hold, self._expire)
+
+    def release(self) -> None:
+        """Send what was held back (as usual: coalesced, in slices)."""
+        if self._hold_ends is not None:
+            self._hold_ends.cancel()
+            self._hold_ends = None
+        held, self._held = self._held, None
+        for key in held or ():
+            self.changed(key)
+
+    def _expire(self) -> None:
+        """The bound: what waited ``max_hold`` goes out; holding goes on."""
+        self._hold_ends = None
+        self.release()
+        self.hold()
 
     def changed(self, key: K) -> None:
+        if self._held is not None:
+            self._held[key] = None
+            return
         if key in self._trailing or key in self._due:
             return  # the pending publish will carry this change too
         last = self._last_sent.get(key)
@@ -51,6 +85,10 @@ class CoalescingPublisher(Generic[K]):
             self._trailing[key] = loop.call_later(wait, self._trailing_due, key)
 
     def close(self) -> None:
+        if self._hold_ends is not None:
+            self._hold_ends.cancel()
+            self._hold_ends = None
+        self._held = None
         for handle in self._trailing.values():
             handle.cancel()
         self._trailing.clear()

@@ -77,3 +77,33 @@ async def test_a_key_changed_again_while_due_is_sent_once() -> None:
     publisher.changed("a")
     await asyncio.sleep(0)
     assert sent == [7]
+
+
+async def test_a_hold_sends_each_key_once_when_released() -> None:
+    sent: list[str] = []
+    publisher = CoalescingPublisher(sent.append, WINDOW, max_hold=10)
+    publisher.hold()
+    for _ in range(10):  # ten validations finishing over the same files
+        for key in ("a", "b"):
+            publisher.changed(key)
+        await asyncio.sleep(0)
+    assert sent == []
+    publisher.release()
+    await asyncio.sleep(0)
+    assert sent == ["a", "b"]
+    publisher.changed("c")  # released: live again
+    await asyncio.sleep(0)
+    assert sent == ["a", "b", "c"]
+
+
+async def test_a_hold_delays_a_change_by_at_most_max_hold() -> None:
+    sent: list[str] = []
+    publisher = CoalescingPublisher(sent.append, WINDOW, max_hold=0.05)
+    publisher.hold()  # a run that never ends
+    publisher.changed("a")
+    await asyncio.sleep(0.15)
+    assert sent == ["a"]
+    publisher.changed("b")  # still holding after the bound
+    await asyncio.sleep(0)
+    assert sent == ["a"]
+    publisher.close()
