@@ -3,13 +3,15 @@ place and encoding; push and pull serve the same store."""
 
 from __future__ import annotations
 
+import asyncio
 from pathlib import Path
 
 import pytest
 from lsprotocol import types
 from lsprotocol.types import DiagnosticSeverity as Sev
 
-from acp_client.models import Location, ValidationMode
+from acp_client.events import ValidationCompleted, ValidationStarted
+from acp_client.models import Location, ValidationMode, ValidationSummary
 from tests.e2e.lsp_harness import (
     PROFILES_AND_MODES,
     PULL,
@@ -206,3 +208,33 @@ async def test_pull_client_gets_result_ids_unchanged_reports_and_refresh(
     assert reports[uri(root / "a.py")].kind == "full" and not reports[uri(root / "a.py")].items
     assert [d.message for d in reports[uri(root / "b.py")].items] == ["moved"]
     assert session.published == []  # a pull client is never pushed to
+
+
+async def test_a_run_of_several_validations_publishes_each_file_once(
+    tmp_path: Path, backend: Backend, lsp: Starter
+) -> None:
+    """Overlapping validations: their results are held until the run ends,
+    so a file is sent once with all of them, not once per validation."""
+    root = project(tmp_path / "app", {"a.py": "x\n" * 10})
+    resource = await backend.register(root)
+    session = await lsp("neovim@v0.7", [root])  # push only
+    session.open(root / "a.py")
+    await session.wait_in_play(root)
+    names = tuple(f"v{k}" for k in range(4))
+    backend.publish_event(
+        ValidationStarted, run_id="run-many", resource_id=resource.id, validations=names
+    )
+    for k, name in enumerate(names):
+        done = result(resource, name, REQ, False, [finding("a.py", k, 0, name)])
+        backend.publish(done.model_copy(update={"run_id": "run-many"}))
+        await asyncio.sleep(0.08)  # more than the publish window: each would go out alone
+    backend.publish_event(
+        ValidationCompleted,
+        run_id="run-many",
+        resource_id=resource.id,
+        summary=ValidationSummary(required_failed=4),
+    )
+    shown = await session.wait_diagnostics(root / "a.py", lambda d: len(d) == 4)
+    assert sorted(d.message for d in shown) == list(names)
+    publishes = [p for _, p in session.published if p.uri == uri(root / "a.py")]
+    assert [len(p.diagnostics) for p in publishes] == [4]
