@@ -106,7 +106,8 @@ LOST_WITHOUT = {
     "still show)",
     "validation.cancel": "cancelling a validation run from the editor does nothing",
     "context.inspect": "hover shows nothing",
-    "plan.list": "plans are not listed as workspace symbols",
+    "plan.list": "plans are not offered as code actions nor listed as workspace symbols",
+    "plan.get": "a plan's validation results are not shown on its sandbox's files",
     "plan.preview": "workspace symbols of plans lead to their file, not their first change",
 }
 """What the user loses when the backend lacks an operation (said once, by name)."""

@@ -63,16 +63,19 @@ class CodeActions(Feature):
             await self._fill(client, resource)
 
     async def _fill(self, client: AcpClient, resource: Resource) -> None:
+        """Declarations and plans; a backend without plans (or without
+        ``validation.list``) is a degraded feature, said once by the session."""
         try:
-            listed = await client.validation_list(resource.id)
-            plans = await client.plan_list(resource.id)
+            listed = await self.session.if_offered(client.validation_list(resource.id))
+            plans = await self.session.if_offered(client.plan_list(resource.id))
         except (RemoteError, ServerFault) as exc:
             log.warning("cannot list the validations or plans of %s: %s", resource.name, exc)
             return
-        self._specs[resource.id] = {spec.name: spec for spec in listed.validations}
+        if listed is not None:
+            self._specs[resource.id] = {spec.name: spec for spec in listed.validations}
         for stale in [p for p in self.plans.values() if p.resource_id == resource.id]:
             del self.plans[stale.id]
-        self.plans.update((plan.id, plan) for plan in plans)
+        self.plans.update((plan.id, plan) for plan in plans or ())
 
     async def on_event(self, client: AcpClient, event: Event) -> None:
         if isinstance(event, PlanChanged):
