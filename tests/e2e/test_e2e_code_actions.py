@@ -172,8 +172,11 @@ async def test_a_bad_command_is_an_error_not_a_crash(
 async def test_a_backend_without_plans_still_offers_the_tools_fixes(
     tmp_path: Path, backend: Backend, lsp: Starter
 ) -> None:
-    """Plans are a degraded feature there, said once, never an outage."""
-    root = project(tmp_path / "app", {"a.py": SOURCE})
+    """Plans are a degraded feature there, said once, never an outage; what
+    needs them (Propose fix) is not offered."""
+    toml = '[[validations]]\nname = "ruff"\nmode = "required"\ncommand = ["python", "-c", ""]\n'
+    toml += 'fix = ["python", "-c", ""]\n'
+    root = project(tmp_path / "app", {"a.py": SOURCE, "acp.toml": toml})
     resource = await backend.register(root)
     planless = ["--facade", "tests.e2e.recording_facade:create_planless_facade"]
     session = await lsp("visual-studio-code", [root], args=planless)
@@ -184,7 +187,7 @@ async def test_a_backend_without_plans_still_offers_the_tools_fixes(
     await session.wait_diagnostics(root / "a.py", lambda d: len(d) == 1)
     titles = [a.title for a in await actions_at(session, root / "a.py", 0, 8)]
     assert "Fix with ruff: Remove unused import: `os`" in titles
-    assert not [t for t in titles if "plan" in t]
+    assert not [t for t in titles if "plan" in t]  # neither plans nor Propose fix
     assert not [m for m in session.messages() if "unavailable" in m]
     await wait_for(lambda: any("plan.list" in m for m in session.messages()))
     (said,) = [m for m in session.messages() if "plan.list" in m]

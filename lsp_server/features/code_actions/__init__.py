@@ -30,9 +30,11 @@ from lsp_server.features.code_actions.listing import (
     APPLY_FIX,
     FIX_ALL,
     KINDS,
+    NEEDS,
     DocumentView,
     FixAllArgs,
     FixArgs,
+    command_of,
     fixable,
     list_actions,
 )
@@ -101,15 +103,21 @@ class CodeActions(Feature):
         placement = self.session.placed(uri)
         if placement is None:
             return None
-        support = self.session.support
-        resolve = "edit" in support.code_action_resolve
+        resolve = "edit" in self.session.support.code_action_resolve
         context = params.context
         view = self._view(uri, placement)
         actions = list_actions(view, params.range, context.only, resolve, context.diagnostics)
-        if resolve or support.apply_edit:
-            return actions
-        # Neither resolved nor sent: a fix could not reach this editor's buffer.
-        return [a for a in actions if not (a.command and a.command.command in (APPLY_FIX, FIX_ALL))]
+        return [action for action in actions if self._can(command_of(action))]
+
+    def _can(self, command: str | None) -> bool:
+        """Whether an action's command can work here: the backend offers its
+        operation; a fix reaches the buffer (resolved, or sent)."""
+        support = self.session.support
+        if command in (APPLY_FIX, FIX_ALL):
+            return "edit" in support.code_action_resolve or support.apply_edit
+        client = self.session.link.client
+        operation = NEEDS.get(command or "")
+        return operation is None or client is None or client.supports(operation)
 
     def _view(self, uri: str, placement: Placement) -> DocumentView:
         resource_id = placement.resource.id

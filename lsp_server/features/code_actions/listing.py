@@ -43,6 +43,16 @@ COMMANDS = (
     RERUN_PLAN,
 )
 
+NEEDS = {
+    RUN_VALIDATIONS: "validation.run",
+    PROPOSE_FIX: "plan.execute",
+    PREVIEW_PLAN: "plan.preview",
+    APPLY_PLAN: "plan.apply",
+    CANCEL_PLAN: "plan.cancel",
+    RERUN_PLAN: "validation.run",
+}
+"""The ACP operation each command needs (the quick fixes need none)."""
+
 FIX_ALL_KIND = "source.fixAll.acp"
 VALIDATE_KIND = "source.acp.validate"
 PLAN_KIND = "refactor.acp.plan"
@@ -301,6 +311,13 @@ def _action(
         command=None if lazy else types.Command(title, command, arguments=[payload["arguments"]]),
         data=payload if lazy else None,
     )
+
+
+def command_of(action: types.CodeAction) -> str | None:
+    """The ``acp.*`` command an action runs, now or once resolved."""
+    if action.command is not None:
+        return action.command.command
+    return action.data.get("command") if isinstance(action.data, dict) else None
 
 
 def _unique(diagnostics: Iterable[types.Diagnostic]) -> list[types.Diagnostic]:
