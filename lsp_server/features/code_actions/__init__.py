@@ -38,7 +38,7 @@ from lsp_server.features.code_actions.listing import (
     fixable,
     list_actions,
 )
-from lsp_server.roots import DECLARATION_FILE, Placement, file_path
+from lsp_server.roots import DECLARATION_FILE, FileKey, Placement, file_path
 from lsp_server.workspace_edits import EditSupport, Stale, Target, fix_edit, sha256
 
 if TYPE_CHECKING:
@@ -57,6 +57,7 @@ class CodeActions(Feature):
         self._specs: dict[str, dict[str, ValidationSpec]] = {}  # by resource id, then name
         self.plans: dict[str, Plan] = {}  # by plan id
         self._hashes: dict[tuple[str, int | None], str] = {}  # (uri, version) -> sha256
+        self._shown: dict[FileKey, tuple[str, list[types.Diagnostic]]] = {}  # by result id
 
     # --- what the listing reads --------------------------------------------
 
@@ -95,6 +96,8 @@ class CodeActions(Feature):
     def document_closed(self, uri: str, placement: Placement | None) -> None:
         for key in [k for k in self._hashes if k[0] == uri]:
             del self._hashes[key]
+        if placement is not None:
+            self._shown.pop(placement.key, None)
 
     # --- requests ----------------------------------------------------------
 
@@ -126,12 +129,22 @@ class CodeActions(Feature):
             resource_id=resource_id,
             path=placement.logical_path,
             sandbox=placement.sandbox,
-            diagnostics=self._diagnostics.presenter.diagnostics(placement.key),
+            diagnostics=self._shown_on(placement.key),
             latest=self._diagnostics.store.latest,
             specs=self._specs.get(resource_id, {}),
             plans=[p for p in self.plans.values() if p.resource_id == resource_id],
             fresh=lambda result: self._fresh(uri, placement.logical_path, result),
         )
+
+    def _shown_on(self, key: FileKey) -> list[types.Diagnostic]:
+        """The file's diagnostics as the editor has them, converted once per
+        change of the marks or the text (the presenter's result id)."""
+        presenter = self._diagnostics.presenter
+        result_id = presenter.result_id(key)
+        cached = self._shown.get(key)
+        if cached is None or cached[0] != result_id:
+            cached = self._shown[key] = (result_id, presenter.diagnostics(key))
+        return cached[1]
 
     def resolve(self, action: types.CodeAction) -> types.CodeAction:
         data = action.data

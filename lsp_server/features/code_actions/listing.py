@@ -200,7 +200,7 @@ def _fixes(
             title = f"Fix with {result.validation}" + (
                 f": {fix.description}" if fix.description else ""
             )
-            args = FixArgs(
+            args = FixArgs.model_construct(  # from a stored result: already valid, and hot
                 uri=view.uri,
                 resource_id=result.resource_id,
                 plan_id=result.plan_id,
@@ -302,7 +302,10 @@ def _action(
 ) -> types.CodeAction:
     """``lazy``: the edit comes from ``codeAction/resolve`` (``data``);
     otherwise the action runs ``command``."""
-    payload: dict[str, Any] = {"command": command, "arguments": args.model_dump(mode="json")}
+    payload: dict[str, Any] = {
+        "command": command,
+        "arguments": args.model_dump(mode="json", exclude_none=True),
+    }
     return types.CodeAction(
         title=title,
         kind=kind,
