@@ -11,12 +11,15 @@ microseconds, cheaper than a thread hop.
 
 from __future__ import annotations
 
+import errno
 import logging
+import os
 import sqlite3
+import stat
 import threading
 import time
 from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -128,6 +131,64 @@ def _enable_wal(conn: sqlite3.Connection, timeout_ms: int) -> str:
             time.sleep(0.01)
 
 
+def private_files(database: Path) -> None:
+    """Make the database and its WAL and shared-memory files owner-only.
+
+    SQLite creates ``-wal`` and ``-shm`` with the database file's mode, and
+    the database with the umask's: create it 0600 first, whatever the data
+    dir allows, and tighten files an older version left readable.
+    """
+    with suppress(FileExistsError):
+        os.close(os.open(database, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600))
+    if os.name == "nt":
+        return  # modes are ACLs there
+    for path in (database, *(database.with_name(database.name + s) for s in ("-wal", "-shm"))):
+        try:
+            info = path.stat()
+        except FileNotFoundError:
+            continue
+        if stat.S_IMODE(info.st_mode) & 0o077 and info.st_uid == os.geteuid():
+            path.chmod(0o600)
+
+
+_DAMAGED = {sqlite3.SQLITE_CORRUPT, sqlite3.SQLITE_NOTADB}
+_NOT_WRITABLE = {sqlite3.SQLITE_READONLY, sqlite3.SQLITE_CANTOPEN, sqlite3.SQLITE_PERM}
+_DISK_FULL = {errno.ENOSPC, errno.EFBIG, errno.EDQUOT}
+
+
+def store_failure(exc: sqlite3.Error | OSError, path: Path) -> InvalidState | None:
+    """The error a client sees when the disk or the file fails us, with what
+    to do; ``None`` for anything else."""
+    code = getattr(exc, "sqlite_errorcode", None)
+    primary = None if code is None else code & 0xFF
+    if primary in _DAMAGED:
+        return InvalidState(
+            f"the database {path} is damaged ({exc})",
+            remedy="move it aside to start with an empty one, or restore a backup",
+        )
+    if primary == sqlite3.SQLITE_FULL or getattr(exc, "errno", None) in _DISK_FULL:
+        return InvalidState(
+            f"cannot write {path}: the disk is full ({exc})",
+            remedy="free some space (or raise the file size limit), then retry",
+        )
+    if primary == sqlite3.SQLITE_IOERR:  # what a write past RLIMIT_FSIZE gives, too
+        return InvalidState(
+            f"cannot read or write {path} ({exc})",
+            remedy="the disk may be full or failing: free some space, then retry",
+        )
+    if primary in _NOT_WRITABLE or isinstance(exc, PermissionError):
+        return InvalidState(
+            f"cannot write to the data dir {path.parent} ({exc})",
+            remedy="make it writable, or choose another with --data-dir or $ACP_DATA_DIR",
+        )
+    if isinstance(exc, OSError):
+        return InvalidState(
+            f"cannot use the data dir {path.parent} ({exc})",
+            remedy="check its disk and permissions, or choose another with --data-dir",
+        )
+    return None
+
+
 def _user_version(conn: sqlite3.Connection) -> int:
     row = conn.execute("PRAGMA user_version").fetchone()
     return int(row[0])
@@ -149,24 +210,37 @@ class Store:
                 f"the data dir {data_dir} is not a directory",
                 remedy="choose another one with --data-dir or $ACP_DATA_DIR",
             )
-        data_dir.mkdir(mode=0o700, parents=True, exist_ok=True)
         self.path = data_dir / DATABASE_NAME
         self._busy_timeout_ms = busy_timeout_ms
-        # Autocommit mode: transactions are explicit (see ``write``).
-        self._conn = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False)
-        self._conn.row_factory = sqlite3.Row
         self._lock = threading.RLock()
+        with self.failures():
+            data_dir.mkdir(mode=0o700, parents=True, exist_ok=True)
+            private_files(self.path)
+            # Autocommit mode: transactions are explicit (see ``write``).
+            self._conn = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False)
+            self._conn.row_factory = sqlite3.Row
+            try:
+                self._conn.execute(f"PRAGMA busy_timeout = {int(busy_timeout_ms)}")
+                mode = _enable_wal(self._conn, busy_timeout_ms)
+                if str(mode).lower() != "wal":
+                    log.warning("%s: WAL unavailable (journal mode %s)", self.path, mode)
+                self._conn.execute("PRAGMA synchronous = NORMAL")
+                self._conn.execute("PRAGMA foreign_keys = ON")
+                self.schema_version = migrate(self._conn, migrations)
+            except BaseException:
+                self._conn.close()
+                raise
+
+    @contextmanager
+    def failures(self) -> Iterator[None]:
+        """Turn what the disk or the file can do to us into one clear error."""
         try:
-            self._conn.execute(f"PRAGMA busy_timeout = {int(busy_timeout_ms)}")
-            mode = _enable_wal(self._conn, busy_timeout_ms)
-            if str(mode).lower() != "wal":
-                log.warning("%s: WAL unavailable (journal mode %s)", self.path, mode)
-            self._conn.execute("PRAGMA synchronous = NORMAL")
-            self._conn.execute("PRAGMA foreign_keys = ON")
-            self.schema_version = migrate(self._conn, migrations)
-        except BaseException:
-            self._conn.close()
-            raise
+            yield
+        except (sqlite3.DatabaseError, OSError) as exc:
+            failure = store_failure(exc, self.path)
+            if failure is None:
+                raise  # a bug (bad SQL, a constraint): keep it loud
+            raise failure from exc
 
     def close(self) -> None:
         with self._lock:
@@ -179,7 +253,7 @@ class Store:
         ``BEGIN IMMEDIATE`` (not a deferred upgrade) so a concurrent writer
         waits on ``busy_timeout`` instead of failing with SQLITE_BUSY.
         """
-        with self._lock:
+        with self._lock, self.failures():
             try:
                 self._conn.execute("BEGIN IMMEDIATE")
             except sqlite3.OperationalError as exc:
@@ -192,13 +266,14 @@ class Store:
                 ) from exc
             try:
                 yield self._conn
+                self._conn.execute("COMMIT")
             except BaseException:
-                self._conn.execute("ROLLBACK")
+                if self._conn.in_transaction:  # a failed COMMIT may have ended it
+                    self._conn.execute("ROLLBACK")
                 raise
-            self._conn.execute("COMMIT")
 
     def query(self, sql: str, params: Sequence[Any] = ()) -> list[sqlite3.Row]:
-        with self._lock:
+        with self._lock, self.failures():
             return self._conn.execute(sql, params).fetchall()
 
     # --- validation results ----------------------------------------------
