@@ -32,6 +32,7 @@ from starlette.routing import Route
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from acp_backend.event_stream import sse_frames
+from acp_backend.http_guard import connection_cap, guarded_protocol
 from acp_backend.rpc import handle_body
 from acp_client import jsonrpc
 from acp_client.discovery import BACKEND_FILE, BackendInfo, discover
@@ -44,6 +45,18 @@ log = logging.getLogger(__name__)
 
 MAX_BODY_BYTES = 1 << 20
 KEEPALIVE_INTERVAL = 15.0
+# A connection has this long to deliver a request's headers, counted from
+# when it opened or its previous response ended (slow or silent peers).
+HEADER_TIMEOUT = 10.0
+# Open connections at most; fewer when the file descriptor limit is lower.
+MAX_CONNECTIONS = 512
+# Also how many connections asyncio accepts in one go (uvicorn's default is
+# 2,048), before the cap sees them a few loop turns later.
+LISTEN_BACKLOG = 100
+# Descriptors kept free under the limit: the store, validators' pipes, logs,
+# and the connections accepted in the turns before the cap acts on them.
+_SPARE_DESCRIPTORS = 64 + 4 * LISTEN_BACKLOG
+MAX_EVENT_ID = (1 << 63) - 1  # SQLite's largest integer
 
 
 class UnsafeBind(ValueError):
@@ -83,7 +96,7 @@ def create_app(
 
     async def events(request: Request) -> Response:
         raw_after = request.headers.get("last-event-id", "").strip()
-        if raw_after and not (raw_after.isascii() and raw_after.isdigit()):
+        if raw_after and not _is_event_id(raw_after):
             return JSONResponse(
                 {"error": "Last-Event-ID must be a non-negative integer event id"},
                 status_code=400,
@@ -129,6 +142,11 @@ class RequireToken:
                 await refusal(scope, receive, send)
                 return
         await self._app(scope, receive, send)
+
+
+def _is_event_id(text: str) -> bool:
+    # Length first: int() refuses (ValueError) beyond 4,300 digits.
+    return len(text) <= 19 and text.isascii() and text.isdigit() and int(text) <= MAX_EVENT_ID
 
 
 class _TooLarge(Exception):
@@ -202,10 +220,26 @@ class AcpServer(uvicorn.Server):
         app: Starlette,
         facade: Facade,
         on_shutdown: Callable[[], None] = lambda: None,
+        *,
+        header_timeout: float = HEADER_TIMEOUT,
+        max_connections: int = MAX_CONNECTIONS,
         **options: Any,
     ) -> None:
-        """``app`` comes from ``create_app``; ``options`` go to ``uvicorn.Config``."""
-        config = uvicorn.Config(app, lifespan="off", timeout_graceful_shutdown=5, **options)
+        """``app`` comes from ``create_app``; ``options`` go to ``uvicorn.Config``.
+
+        ``max_connections`` is lowered to what the descriptor limit allows.
+        """
+        protocol = guarded_protocol(
+            connection_cap(max_connections, _SPARE_DESCRIPTORS), header_timeout
+        )
+        config = uvicorn.Config(
+            app,
+            http=protocol,
+            backlog=LISTEN_BACKLOG,
+            lifespan="off",
+            timeout_graceful_shutdown=5,
+            **options,
+        )
         super().__init__(config)
         self._closing: asyncio.Event = app.state.closing
         self._facade: Facade | None = facade
@@ -244,7 +278,7 @@ def listen(host: str, port: int) -> socket.socket:
         if os.name != "nt":  # on Windows SO_REUSEADDR would allow port hijacking
             sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         sock.bind(address)
-        sock.listen(128)
+        sock.listen(LISTEN_BACKLOG)
     except BaseException:
         sock.close()
         raise
