@@ -16,6 +16,7 @@ import logging
 import os
 import secrets
 import socket
+import time
 from collections.abc import Callable
 from datetime import UTC, datetime
 from importlib.metadata import version
@@ -35,7 +36,14 @@ from acp_backend.event_stream import sse_frames
 from acp_backend.http_guard import connection_cap, guarded_protocol
 from acp_backend.rpc import handle_body
 from acp_client import jsonrpc
-from acp_client.discovery import BACKEND_FILE, BackendInfo, discover
+from acp_client.discovery import (
+    BACKEND_FILE,
+    LOCK_FILE,
+    BackendInfo,
+    connect_host,
+    discover,
+    read_backend_file,
+)
 from acp_client.errors import InvalidRequest
 from acp_client.paths import default_data_dir
 from acp_client.transport import Facade
@@ -285,6 +293,38 @@ def listen(host: str, port: int) -> socket.socket:
     return sock
 
 
+LOCK_PATIENCE = 1.0  # a client's probe holds the lock for microseconds; a server, for good
+
+
+def take_serve_lock(data_dir: Path) -> int | None:
+    """Hold ``serve.lock`` for this process's life (the descriptor; None
+    where there is no flock, and discovery alone decides).
+
+    Raises ``AlreadyServing`` while another server holds it, however slow
+    that server is to answer: the lock, not ``/health``, is the proof.
+    """
+    try:
+        import fcntl
+    except ImportError:
+        return None
+    data_dir.mkdir(mode=0o700, parents=True, exist_ok=True)
+    fd = os.open(data_dir / LOCK_FILE, os.O_RDWR | os.O_CREAT, 0o600)
+    deadline = time.monotonic() + LOCK_PATIENCE
+    while True:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            return fd
+        except OSError:
+            if time.monotonic() < deadline:
+                time.sleep(0.02)
+                continue
+            os.close(fd)
+        running = read_backend_file(data_dir)
+        where = f" on port {running.port}" if running else ""
+        who = f"a backend (pid {running.pid})" if running else "another acp-backend serve"
+        raise AlreadyServing(f"{who} already serves {data_dir}{where}")
+
+
 def serve(
     data_dir: Path | None = None,
     *,
@@ -306,11 +346,36 @@ def serve(
         raise ValueError("--tls-cert and --tls-key go together")
     check_bind(host, tls_cert is not None, insecure_bind)
     data_dir = (data_dir or default_data_dir()).expanduser().resolve()
-    running = asyncio.run(discover(data_dir))
-    if running is not None:
-        raise AlreadyServing(
-            f"a backend (pid {running.pid}) already serves {data_dir} on port {running.port}"
+    lock = take_serve_lock(data_dir)
+    try:
+        if lock is None and (running := asyncio.run(discover(data_dir))) is not None:
+            raise AlreadyServing(
+                f"a backend (pid {running.pid}) already serves {data_dir} on port {running.port}"
+            )
+        return _serve_locked(
+            data_dir,
+            host=host,
+            port=port,
+            tls_cert=tls_cert,
+            tls_key=tls_key,
+            facade=facade,
+            keepalive_interval=keepalive_interval,
         )
+    finally:
+        if lock is not None:
+            os.close(lock)
+
+
+def _serve_locked(
+    data_dir: Path,
+    *,
+    host: str,
+    port: int,
+    tls_cert: Path | None,
+    tls_key: Path | None,
+    facade: str,
+    keepalive_interval: float,
+) -> int:
     sock = listen(host, port)
     try:
         backend = load_facade(facade, data_dir)
@@ -326,6 +391,9 @@ def serve(
         data_dir=str(data_dir),
         started_at=datetime.now(UTC),
         version=version("acp-lsp"),
+        scheme="https" if tls_cert else "http",
+        host=connect_host(host),
+        tls_cert=str(tls_cert.resolve()) if tls_cert else None,
     )
     backend_file = write_backend_file(data_dir, info)
     server = AcpServer(
@@ -336,8 +404,7 @@ def serve(
         ssl_keyfile=tls_key,
         access_log=log.isEnabledFor(logging.DEBUG),  # one line per request: --verbose only
     )
-    scheme = "https" if tls_cert else "http"
-    log.info("ACP backend on %s://%s:%d (token in %s)", scheme, host, info.port, backend_file)
+    log.info("ACP backend on %s (token in %s)", info.url, backend_file)
     try:
         asyncio.run(server.serve_and_close(sock))
     except KeyboardInterrupt:
