@@ -32,6 +32,21 @@ log = logging.getLogger(__name__)
 
 DATABASE_NAME = "acp.sqlite3"
 BUSY_TIMEOUT_MS = 5000
+HISTORY_ENV = "ACP_RESULT_HISTORY"
+DEFAULT_HISTORY = 10  # results kept per validation (the latest and 9 before it)
+
+
+def limit_from_env(name: str, default: int, what: str) -> int:
+    """A positive integer setting from ``$name``, else ``default``."""
+    raw = os.environ.get(name)
+    if raw is None:
+        return default
+    if not raw.strip().isdecimal() or int(raw) < 1:
+        raise InvalidState(
+            f"${name} is {raw!r}, not a positive integer",
+            remedy=f"unset {name} or set it to {what}",
+        )
+    return int(raw)
 
 
 @dataclass(frozen=True)
@@ -79,6 +94,30 @@ MIGRATIONS: tuple[Migration, ...] = (
             """CREATE INDEX validation_results_latest
                 ON validation_results(resource_id, plan_id, validation, id)""",
             "CREATE INDEX validation_results_by_run ON validation_results(run_id)",
+        ),
+    ),
+    Migration(
+        2,
+        "a validation.result event refers to its stored result; events count their bytes",
+        (
+            "ALTER TABLE events ADD COLUMN result_id TEXT",
+            # The event's size (its params, plus the result it refers to) and the
+            # running total up to it: retention by bytes is one indexed lookup.
+            "ALTER TABLE events ADD COLUMN bytes INTEGER NOT NULL DEFAULT 0",
+            "ALTER TABLE events ADD COLUMN upto INTEGER NOT NULL DEFAULT 0",
+            """UPDATE events SET
+                result_id = json_extract(params, '$.result.id'),
+                params = json_set(params, '$.result', json('null'))
+              WHERE method = 'validation.result'
+                AND json_extract(params, '$.result.id') IN (SELECT id FROM validation_results)""",
+            """UPDATE events SET bytes = length(CAST(params AS BLOB)) + coalesce(
+                (SELECT length(CAST(r.body AS BLOB)) FROM validation_results AS r
+                 WHERE r.id = events.result_id), 0)""",
+            """UPDATE events SET upto = running.total FROM
+                (SELECT id, sum(bytes) OVER (ORDER BY id) AS total FROM events) AS running
+              WHERE running.id = events.id""",
+            "CREATE INDEX events_by_upto ON events(upto)",
+            "CREATE INDEX events_by_result ON events(result_id) WHERE result_id IS NOT NULL",
         ),
     ),
 )
@@ -203,8 +242,14 @@ class Store:
         *,
         migrations: Sequence[Migration] = MIGRATIONS,
         busy_timeout_ms: int = BUSY_TIMEOUT_MS,
+        result_history: int | None = None,
     ) -> None:
+        """``result_history`` (else ``$ACP_RESULT_HISTORY``, else 10): results
+        kept per validation, beyond those a retained event still refers to."""
         self.data_dir = data_dir
+        self.result_history = result_history or limit_from_env(
+            HISTORY_ENV, DEFAULT_HISTORY, "how many results to keep per validation"
+        )
         if data_dir.exists() and not data_dir.is_dir():
             raise InvalidState(
                 f"the data dir {data_dir} is not a directory",
@@ -297,10 +342,26 @@ class Store:
                         result.model_dump_json(),
                     ),
                 )
+                self.prune_results(conn, [result.id])
         except sqlite3.IntegrityError as exc:
             if "FOREIGN KEY" in str(exc):
                 raise NotFound(f"resource {result.resource_id} is not registered") from exc
             raise
+
+    def prune_results(self, conn: sqlite3.Connection, result_ids: Sequence[str]) -> None:
+        """Within a write: for the validation of each of ``result_ids``, forget
+        the results older than its history that no retained event refers to."""
+        for result_id in result_ids:
+            conn.execute(
+                """DELETE FROM validation_results WHERE id IN (
+                    SELECT old.id FROM validation_results AS old
+                    JOIN validation_results AS this ON this.id = ?
+                    WHERE old.resource_id = this.resource_id AND old.plan_id IS this.plan_id
+                      AND old.validation = this.validation
+                    ORDER BY old.id DESC LIMIT -1 OFFSET ?)
+                  AND id NOT IN (SELECT result_id FROM events WHERE result_id IS NOT NULL)""",
+                (result_id, self.result_history),
+            )
 
     def latest_results(
         self,
