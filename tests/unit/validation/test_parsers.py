@@ -95,9 +95,10 @@ class TestMypyPattern:
         assert undefined.message == 'Name "adjustment" is not defined'
         assert note.message == 'Revealed type is "int"'
 
-    def test_gnu_lines_without_columns_or_with_zero_based_ones(self) -> None:
+    def test_gnu_lines_without_columns_or_with_zero_based_ones(self, tmp_path: Path) -> None:
+        (tmp_path / "a.py").write_text("a\nb\nc\n")
         output = "a.py:3: error: no column\nnoise line\na.py:2:0: warning: zero-based\n"
-        findings = findings_of('format = "pattern"\none_based_columns = false', output)
+        findings = findings_of('format = "pattern"\none_based_columns = false', output, tmp_path)
         assert [(f.location.line, f.location.character) for f in findings if f.location] == [
             (2, 0),
             (1, 0),
