@@ -44,6 +44,7 @@ class ClientSupport:
     apply_edit: bool = False
     document_changes: bool = False
     change_annotations: bool = False
+    resource_operations: frozenset[str] = frozenset()  # create / rename / delete
     code_action_literals: bool = False
     code_action_resolve: frozenset[str] = frozenset()
     hover_markdown: bool = False
@@ -64,6 +65,7 @@ class ClientSupport:
             document_changes=bool(_get(caps, "workspace.workspace_edit.document_changes")),
             change_annotations=_get(caps, "workspace.workspace_edit.change_annotation_support")
             is not None,
+            resource_operations=_strings(caps, "workspace.workspace_edit.resource_operations"),
             code_action_literals=_get(caps, "text_document.code_action.code_action_literal_support")
             is not None,
             code_action_resolve=_strings(

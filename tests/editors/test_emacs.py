@@ -168,3 +168,31 @@ def test_lsp_mode_offers_the_server_only_below_an_acp_toml(
     offered = dict(line.split("=", 1) for line in completed.stdout.splitlines())
     assert "acp-lsp" in offered["greetings.py"], completed.stdout
     assert "acp-lsp" not in offered["notes.py"], completed.stdout
+
+
+def test_eglot_lists_and_runs_the_demos_code_actions(
+    demo_project: DemoProject, tmp_path: Path
+) -> None:
+    """eglot (no codeAction/resolve) lists the actions on ruff's unused
+    import and runs "Fix with ruff" as a command the server applies."""
+    emacs = require_editor(emacs_with("eglot"), "Emacs with eglot")
+    inventory = demo_project.root / "inventory.py"
+    result_file = tmp_path / "emacs-result.json"
+    completed = run_editor(
+        [str(emacs), "--batch", "-l", str(HERE / "eglot_code_action_driver.el")],
+        demo_project,
+        {
+            "ACP_EMACS_CONFIG": str(CONFIG),
+            "ACP_DEMO_FILE": str(inventory),
+            "ACP_RESULT_FILE": str(result_file),
+        },
+    )
+    assert result_file.exists(), f"Emacs wrote no result: {completed.stderr}"
+    result = json.loads(result_file.read_text(encoding="utf-8"))
+    assert "error" not in result, f"{result}\n{completed.stderr}"
+    titles = result["titles"]
+    assert "Fix with ruff: Remove unused import: `os`" in titles, titles
+    assert "Propose fix with ruff (as a plan)" in titles, titles
+    assert "Run validations on inventory.py" in titles, titles
+    assert result["fixed"] is True and result["modified"] is True, result
+    assert "import os\n" in inventory.read_text(encoding="utf-8")  # in the buffer, not saved
