@@ -10,7 +10,7 @@ from typing import Any
 
 from lsprotocol import types
 
-from lsp_server.features import code_actions, diagnostics
+from lsp_server.features import code_actions, diagnostics, symbols
 from lsp_server.features.code_actions.listing import COMMANDS
 from lsp_server.server import AcpLanguageServer
 
@@ -92,6 +92,26 @@ def register(server: AcpLanguageServer) -> None:
     @server.feature(types.CODE_ACTION_RESOLVE)
     def code_action_resolve(ls: AcpLanguageServer, action: types.CodeAction) -> types.CodeAction:
         return ls.code_actions.resolve(action)
+
+    # --- hover ----------------------------------------------------------------
+
+    @server.feature(types.TEXT_DOCUMENT_HOVER)
+    async def hover(ls: AcpLanguageServer, params: types.HoverParams) -> types.Hover | None:
+        return await ls.hover.hover(params)
+
+    # --- workspace symbols ----------------------------------------------------
+
+    @server.feature(types.WORKSPACE_SYMBOL, symbols.OPTIONS)
+    async def workspace_symbol(
+        ls: AcpLanguageServer, params: types.WorkspaceSymbolParams
+    ) -> list[types.WorkspaceSymbol]:
+        return await ls.symbols.query(params.query)
+
+    @server.feature(types.WORKSPACE_SYMBOL_RESOLVE)
+    async def workspace_symbol_resolve(
+        ls: AcpLanguageServer, params: types.WorkspaceSymbol
+    ) -> types.WorkspaceSymbol:
+        return await ls.symbols.resolve(params)
 
     for name in COMMANDS:
         _command(server, name)

@@ -29,7 +29,7 @@ from lsp_server.backend import (
     STREAM_PROVEN_AFTER,
     BackendLink,
     Backoff,
-    Connector,
+    Target,
     degraded_message,
 )
 from lsp_server.capabilities import ClientSupport, as_it_behaves
@@ -37,6 +37,8 @@ from lsp_server.features import Feature
 from lsp_server.features.code_actions import CodeActions
 from lsp_server.features.commands import Commands
 from lsp_server.features.diagnostics import Diagnostics
+from lsp_server.features.hover import Hover
+from lsp_server.features.symbols import Symbols
 from lsp_server.roots import DECLARATION_FILE, Placement, Roots, file_path
 from lsp_server.settings import SECTION, Settings, parse_settings, unwrap_section
 
@@ -65,9 +67,9 @@ class AcpProtocol(LanguageServerProtocol):
 
 
 class AcpLanguageServer(LanguageServer):
-    def __init__(self, connector: Connector) -> None:
+    def __init__(self, target: Target) -> None:
         super().__init__("acp-lsp", __version__, protocol_cls=AcpProtocol)
-        self.link = BackendLink(connector)
+        self.link = BackendLink(target)
         self.settings = Settings()
         self.support = ClientSupport()
         self.roots = Roots()
@@ -80,13 +82,22 @@ class AcpLanguageServer(LanguageServer):
         self._last_event_id: int | None = None
         self._outage_said = False  # for the current outage, until the stream proves healthy
         self._up_logged = False  # "connected"/"back" logged since the last outage was said
+        self._described = ""  # the backend last logged as connected
         self._init_options: object = None
         self._settings_message: str | None = None
         self._stopping: asyncio.Task[None] | None = None
         self.diagnostics = Diagnostics(self)
         self.code_actions = CodeActions(self, self.diagnostics)
         self.commands = Commands(self, self.code_actions)
-        self.features: tuple[Feature, ...] = (self.diagnostics, self.code_actions, self.commands)
+        self.hover = Hover(self)
+        self.symbols = Symbols(self)
+        self.features: tuple[Feature, ...] = (
+            self.diagnostics,
+            self.code_actions,
+            self.commands,
+            self.hover,
+            self.symbols,
+        )
 
     @property
     def encoding(self) -> str:
@@ -171,10 +182,12 @@ class AcpLanguageServer(LanguageServer):
 
     async def _follow_backend(self) -> None:
         """Connect, resync, follow events; on an outage back off and start
-        over (a fresh discovery, a full resync, events resumed)."""
+        over (a fresh discovery, a full resync, events resumed). A local
+        in-process fallback whose data dir gets a server switches to it."""
         backoff = Backoff()
         while True:
             events: asyncio.Task[None] | None = None
+            moved: asyncio.Task[bool] | None = None
             try:
                 client, answer = await self.link.connect()
                 if self._last_event_id is None:
@@ -185,13 +198,21 @@ class AcpLanguageServer(LanguageServer):
                     # not say.
                     self._last_event_id = answer.last_event_id or 0
                 events = self.spawn(self._consume_events(client))
-                await self.sync(client)
+                moved = self.spawn(self.link.moved.wait())
                 self._connected(client)
-                done, _ = await asyncio.wait({events}, timeout=STREAM_PROVEN_AFTER)
+                await self.sync(client)
+                watched = {events, moved}
+                first = asyncio.FIRST_COMPLETED
+                done, _ = await asyncio.wait(
+                    watched, timeout=STREAM_PROVEN_AFTER, return_when=first
+                )
                 if not done:  # healthy for a while: a next outage is a new one
                     self._outage_said = False
                     backoff.reset()
-                await events
+                await asyncio.wait(watched, return_when=first)
+                if not moved.done():
+                    await events  # raises: the stream failed
+                self.log_to_client("ACP backend: a server now serves the data dir; switching")
             except asyncio.CancelledError:
                 raise
             except AcpError as exc:
@@ -200,12 +221,14 @@ class AcpLanguageServer(LanguageServer):
                 log.exception("unexpected failure following the ACP backend")
                 self._outage(exc)
             finally:
-                if events is not None and not events.done():
-                    events.cancel()
+                for task in (events, moved):
+                    if task is not None and not task.done():
+                        task.cancel()
             for feature in self.features:
                 feature.backend_lost()
             await self.link.drop()
-            await asyncio.sleep(backoff.next())
+            if not self.link.moved.is_set():
+                await asyncio.sleep(backoff.next())
 
     async def _consume_events(self, client: AcpClient) -> None:
         async for event in client.events(self._last_event_id):
@@ -328,8 +351,10 @@ class AcpLanguageServer(LanguageServer):
             )
 
     def _connected(self, client: AcpClient) -> None:
-        if not self._up_logged:
+        """Log the connection once per outage, and whenever it moved elsewhere."""
+        if not self._up_logged or client.description != self._described:
             self._up_logged = True
+            self._described = client.description
             again = "back" if self._outage_said else "connected"
             self.log_to_client(f"ACP backend {again}: {client.description}")
 
@@ -375,6 +400,7 @@ class AcpLanguageServer(LanguageServer):
             feature.document_edited(uri, placement)
 
     async def document_saved(self, uri: str) -> None:
+        self.link.check_moved()  # a save is when sharing a server matters most
         placement = await self.placement(uri)
         await asyncio.gather(*(feature.document_saved(uri, placement) for feature in self.features))
 

@@ -27,7 +27,7 @@ from acp_client.events import (
     ValidationResultEvent,
     ValidationStarted,
 )
-from acp_client.models import Plan, Resource, ValidationResult
+from acp_client.models import Plan, Resource
 from lsp_server.features import Feature
 from lsp_server.features.diagnostics.presenter import OpenDocument, Presenter
 from lsp_server.features.diagnostics.progress import RunProgress
@@ -99,17 +99,10 @@ class Diagnostics(Feature):
         self, client: AcpClient, resource: Resource, plan: Plan | None = None
     ) -> None:
         """The latest results of the resource, or of one of its plans."""
-        results: list[ValidationResult] = []
-        cursor: str | None = None
         since = self.store.now()
         plan_id = plan.id if plan is not None else None
         try:
-            while True:
-                page = await client.validation_list_results(resource.id, plan=plan_id, after=cursor)
-                results.extend(page.results)
-                cursor = page.next_cursor
-                if cursor is None:
-                    break
+            results = await client.latest_results(resource.id, plan=plan_id)
         except (RemoteError, ServerFault) as exc:
             # Refused, or a stored result this client cannot read: the other
             # resources (and live events for this one) must still show.
