@@ -173,10 +173,18 @@ class AcpLanguageServer(LanguageServer):
         self._apply_settings(merged)
 
     def _apply_settings(self, raw: object) -> None:
+        before = self.settings
         self.settings, message = parse_settings(raw)
         if message is not None and message != self._settings_message:
             self.say(message, types.MessageType.Warning)
         self._settings_message = message
+        changed = (
+            self.settings.model_dump(by_alias=True).items()
+            - before.model_dump(by_alias=True).items()
+        )
+        if changed:  # in the editor's log: when a change took effect, and which
+            shown = ", ".join(f"{name}={value}" for name, value in sorted(changed))
+            self.log_to_client(f"ACP settings now in force: {shown}")
 
     # --- the backend -------------------------------------------------------
 
