@@ -170,14 +170,14 @@ async def check(args: argparse.Namespace, given: Sequence[Given]) -> int:
         async with asyncio.timeout(args.timeout):
             for scope in scopes.values():
                 if args.no_run:
-                    found = await latest(client, scope.resource.id)
+                    found = await client.latest_results(scope.resource.id)
                 else:
                     found = await run_and_wait(client, scope, started)
                 if args.fix and (
                     fixed := await apply_fixes(client, scope.resource, found, scope.covers)
                 ):
                     tell(f"applied plan {fixed.id}: {', '.join(fixed.paths)}")
-                    found = await latest(client, scope.resource.id)  # what the fixes left
+                    found = await client.latest_results(scope.resource.id)  # what the fixes left
                 results.extend(found)
     except TimeoutError:
         await cancel_quietly(client, started)
@@ -237,29 +237,18 @@ async def scopes_for(
     return scopes
 
 
-async def latest(client: AcpClient, resource_id: str) -> list[ValidationResult]:
-    results: list[ValidationResult] = []
-    cursor: str | None = None
-    while True:
-        page = await client.validation_list_results(resource_id, after=cursor)
-        results.extend(page.results)
-        cursor = page.next_cursor
-        if cursor is None:
-            return results
-
-
 async def run_and_wait(
     client: AcpClient, scope: Scope, started: list[str]
 ) -> list[ValidationResult]:
     """Start a run and poll the latest results until each of its validations
     has a newer one (ours, or a newer run's that superseded it)."""
     resource_id = scope.resource.id
-    before = {r.validation: r.id for r in await latest(client, resource_id)}
+    before = {r.validation: r.id for r in await client.latest_results(resource_id)}
     only_files = tuple(scope.files) if len(scope.files) == len(scope.paths) else None
     run = await client.validation_run(resource_id, paths=only_files)
     started.append(run.run_id)
     while True:
-        current = {r.validation: r for r in await latest(client, resource_id)}
+        current = {r.validation: r for r in await client.latest_results(resource_id)}
         if all(_settled(current.get(n), before.get(n), run.run_id) for n in run.validations):
             return [current[name] for name in run.validations]
         await asyncio.sleep(POLL_INTERVAL)

@@ -170,14 +170,8 @@ async def _all_results(
     client: AcpClient, resource: str, *, history: bool
 ) -> ValidationListResultsResult:
     """Every page of ``validation.list_results``, as one result."""
-    results: list[ValidationResult] = []
-    cursor: str | None = None
-    while True:
-        page = await client.validation_list_results(resource, after=cursor, history=history)
-        results.extend(page.results)
-        cursor = page.next_cursor
-        if cursor is None:
-            return ValidationListResultsResult(results=tuple(results))
+    results = await client.latest_results(resource, history=history)
+    return ValidationListResultsResult(results=tuple(results))
 
 
 def format_result(result: ValidationResult) -> str:
