@@ -41,6 +41,9 @@ the client's flymake diagnostic types."
     (condition-case err
         (progn
           (find-file (getenv "ACP_DEMO_FILE"))
+          ;; Only acp-lsp's diagnostics count: python-mode's own flymake backend
+          ;; runs pyflakes when it is installed (flake8, a test dependency, brings it).
+          (remove-hook 'flymake-diagnostic-functions #'python-flymake t)
           (push `(servers . ,(vconcat (funcall connect))) result)
           ;; Saved at once: a save before the backend connects still runs.
           ;; An unmodified buffer is not written (so no didSave): mark it first.
