@@ -59,7 +59,9 @@ class PlanApplied(Event):
     method: ClassVar[str] = "plan.applied"
     plan_id: str
     resource_id: str
-    paths: tuple[str, ...]
+    paths: tuple[str, ...] = Field(description="Every path written, created or removed.")
+    forced: bool = False
+    applied_by_client: bool = False
 
 
 class ResourceChanged(Event):

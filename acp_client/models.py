@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from datetime import datetime
 from enum import StrEnum
-from typing import Annotated, Literal
+from typing import Annotated
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field
 
@@ -162,22 +162,34 @@ class ValidationSummary(Model):
 
 
 class PlanPhase(StrEnum):
-    STRATEGIZE = "strategize"
-    EXECUTE = "execute"
-    APPLY = "apply"
+    STRATEGIZE = "strategize"  # the change set is being worked out
+    EXECUTE = "execute"  # a fix command runs / validations run in the sandbox
+    APPLY = "apply"  # the change set is ready for, or reached, the real resource
 
 
 class PlanState(StrEnum):
     QUEUED = "queued"
     PROCESSING = "processing"
-    COMPLETE = "complete"
+    COMPLETE = "complete"  # ready to preview and apply
     ERRORED = "errored"
     APPLIED = "applied"
-    CONSTRAINED = "constrained"
+    CONSTRAINED = "constrained"  # a required validation failed in the sandbox
     CANCELLED = "cancelled"
 
 
+TERMINAL_PLAN_STATES = frozenset({PlanState.ERRORED, PlanState.APPLIED, PlanState.CANCELLED})
+"""States a plan never leaves."""
+
+
+class PlanOrigin(StrEnum):
+    SUBMITTED = "submitted"  # plan.create with a diff or file edits (an agent, a tool)
+    VALIDATION_FIX = "validation_fix"  # plan.execute ran a validation's fix command
+    FINDING_FIX = "finding_fix"  # plan.create from the fixes tools attached to findings
+
+
 class Decision(Model):
+    """One decision of the plan's trail, as CleverAgents records them."""
+
     question: str
     chosen: str
     alternatives: tuple[str, ...] = ()
@@ -190,6 +202,8 @@ class Plan(Model):
     resource_id: str
     title: str
     description: str = ""
+    author: str = ""
+    origin: PlanOrigin = PlanOrigin.SUBMITTED
     phase: PlanPhase
     state: PlanState
     created_at: datetime
@@ -197,27 +211,95 @@ class Plan(Model):
     source_validation: str | None = Field(
         default=None, description="The validation whose fix produced this plan, if any."
     )
-    paths: tuple[str, ...] = Field(default=(), description="Files the plan changes.")
+    paths: tuple[str, ...] = Field(
+        default=(), description="Files the plan changes (both names of a rename)."
+    )
     decisions: tuple[Decision, ...] = ()
-    error: str | None = None
+    reason: str | None = Field(
+        default=None,
+        description="Why the plan is errored, constrained or cancelled, in words to act on.",
+    )
+    sandbox_root: str | None = Field(
+        default=None,
+        description="Absolute root of the plan's sandbox while it exists; its files resolve "
+        "to the plan's resource with sandbox=true.",
+    )
+    validation_run_id: str | None = Field(
+        default=None,
+        description="The run that validated the sandbox; its results carry this plan's id "
+        "(validation.list_results with plan=).",
+    )
+    forced: bool = Field(
+        default=False, description="Applied despite being constrained (plan.apply force=true)."
+    )
+
+
+class ChangeKind(StrEnum):
+    MODIFY = "modify"
+    CREATE = "create"
+    DELETE = "delete"
+    RENAME = "rename"  # old_path -> path, possibly with edits
+
+
+class FileEdit(Model):
+    """One file's change given as edits instead of a diff (plan.create ``files``).
+
+    ``modify``: ``edits`` against the current content (or ``new_text``, the
+    whole new content). ``create``: ``new_text``. ``delete``: nothing else.
+    ``rename``: ``old_path`` plus optional ``edits``/``new_text`` on its content.
+    Each edit's ``location.path`` must be the file's ``path`` (``old_path``
+    for a rename's edits, which apply to the content before the move).
+    """
+
+    path: str
+    kind: ChangeKind = ChangeKind.MODIFY
+    old_path: str | None = None
+    edits: tuple[TextEdit, ...] = ()
+    new_text: str | None = None
+
+
+class FindingRef(Model):
+    """A fix a tool attached to a stored finding: plan.create ``findings``."""
+
+    result_id: str = Field(description="The ValidationResult's id.")
+    finding: int = Field(ge=0, description="Index into the result's findings.")
+    fix: int = Field(default=0, ge=0, description="Index into that finding's fixes.")
 
 
 class FileChange(Model):
-    path: str
-    kind: Literal["modify", "create", "delete"] = "modify"
+    """One file of a plan's change set, as plan.preview shows it."""
+
+    path: str = Field(description="The file's path after the change (the new name of a rename).")
+    kind: ChangeKind = ChangeKind.MODIFY
+    old_path: str | None = Field(default=None, description="A rename's source path.")
     base_sha256: str | None = Field(
-        default=None, description="Hash of the file as the change expects it; None for create."
+        default=None,
+        description="sha256 of the content the change expects (of old_path for a rename); "
+        "None for create.",
     )
     new_text: str | None = Field(default=None, description="Full new content; None for delete.")
-    diff: str = Field(default="", description="Unified diff, for display.")
+    diff: str = Field(default="", description="Unified diff of this file, as git writes it.")
+    edits: tuple[TextEdit, ...] = Field(
+        default=(),
+        description="Edits that turn the base content into new_text (code points, ranges on "
+        "the base; located at old_path for a rename). A create is one insertion at 0:0; a "
+        "delete has none. Non-overlapping, in document order.",
+    )
+    executable: bool = Field(default=False, description="The file is (to be) executable.")
 
 
 class PlanPreview(Model):
     plan_id: str
+    state: PlanState
     changes: tuple[FileChange, ...]
-    hash: str = Field(
-        description="Hash over the change set and each file's base content; plan.apply "
-        "must quote it back and is refused with CONFLICT if anything moved."
+    plan_hash: str = Field(
+        description="sha256 over the change set and each target file's current content; "
+        "plan.apply must quote it back and is refused with CONFLICT if anything moved."
+    )
+    moved: tuple[str, ...] = Field(
+        default=(),
+        description="Targets whose content is no longer the change set's base: applying "
+        "now would be a CONFLICT naming them.",
     )
 
 

@@ -28,7 +28,8 @@ from acp_client.models import Resource, ResultOutcome, ValidationMode, Validatio
 from acp_client.paths import is_within, path_to_uri, real_path
 from lsp_server import __version__
 from lsp_server.backend import Target, add_target_options
-from lsp_server.mapping import Mark, marks_for
+from lsp_server.check_fix import apply_fixes
+from lsp_server.features.diagnostics.mapping import Mark, marks_for
 
 OK, FAILED, UNUSABLE = 0, 1, 2
 POLL_INTERVAL = 0.1
@@ -94,6 +95,12 @@ def parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "--timeout", type=float, default=600.0, help="seconds to wait for the run (default 600)"
     )
+    parser.add_argument(
+        "--fix",
+        action="store_true",
+        help="apply the fixes the tools attached to the findings (one plan per resource), "
+        "then report what is left",
+    )
     return parser
 
 
@@ -136,9 +143,15 @@ async def check(args: argparse.Namespace, given: Sequence[Given]) -> int:
         async with asyncio.timeout(args.timeout):
             for scope in scopes.values():
                 if args.no_run:
-                    results.extend(await latest(client, scope.resource.id))
+                    found = await latest(client, scope.resource.id)
                 else:
-                    results.extend(await run_and_wait(client, scope, started))
+                    found = await run_and_wait(client, scope, started)
+                if args.fix and (
+                    fixed := await apply_fixes(client, scope.resource, found, scope.covers)
+                ):
+                    tell(f"applied plan {fixed.id}: {', '.join(fixed.paths)}")
+                    found = await latest(client, scope.resource.id)  # what the fixes left
+                results.extend(found)
     except TimeoutError:
         for run_id in started:
             await client.validation_cancel(run_id)

@@ -12,15 +12,26 @@ from __future__ import annotations
 import logging
 import posixpath
 from dataclasses import dataclass
+from urllib.parse import quote
 
 from acp_client.client import AcpClient
 from acp_client.errors import NotFound
 from acp_client.models import Resource
-from acp_client.paths import NotAFilePath, is_within, path_to_uri, real_path
-from lsp_server.mapping import inside
-from lsp_server.store import FileKey
+from acp_client.paths import NotAFilePath, is_within, path_to_uri, real_path, relative_to
 
 log = logging.getLogger(__name__)
+
+DECLARATION_FILE = "acp.toml"
+"""Where a resource declares its validations."""
+
+FileKey = tuple[str, str]
+"""(resource id, POSIX path relative to the resource root)."""
+
+
+def inside(relative: str) -> bool:
+    """A relative POSIX path that stays under its root (no ``..`` escape)."""
+    normal = posixpath.normpath(relative)
+    return not relative.startswith("/") and normal != ".." and not normal.startswith("../")
 
 
 @dataclass(frozen=True, slots=True)
@@ -55,6 +66,8 @@ class Roots:
     def __init__(self) -> None:
         self.resources: dict[str, Resource] = {}
         self._placements: dict[str, Placement | None] = {}
+        self._editor_uris: dict[FileKey, str] = {}  # the URI the editor last used per file
+        self._folders: list[tuple[str, str]] = []  # (real path, URI as the editor sent it)
 
     async def place(self, client: AcpClient, uri: str) -> Placement | None:
         """Where ``uri`` belongs, or None (other scheme, unregistered, refused).
@@ -102,6 +115,30 @@ class Roots:
             return None
         return resource.root if key[1] == "." else posixpath.join(resource.root, key[1])
 
+    def set_folders(self, uris: list[str]) -> None:
+        """The workspace folders as the editor names them, deepest first."""
+        pairs = [(file_path(uri), uri) for uri in uris]
+        known = [(path, uri) for path, uri in pairs if path is not None]
+        self._folders = sorted(known, key=lambda pair: len(pair[0]), reverse=True)
+
+    def note_uri(self, key: FileKey, uri: str) -> None:
+        """The editor opened this file under ``uri``: use that spelling from now on."""
+        self._editor_uris[key] = uri
+
     def uri_of(self, key: FileKey) -> str | None:
+        """The URI to publish a file under, spelled the way the editor spells
+        it (editors match diagnostics to files by URI string): the URI it
+        opened the file under, else the file's path under the workspace
+        folder that holds it (which may be a symlink to the real root), else
+        the real path's URI."""
+        noted = self._editor_uris.get(key)
+        if noted is not None:
+            return noted
         path = self.path_of(key)
-        return None if path is None else path_to_uri(path)
+        if path is None:
+            return None
+        for folder_path, folder_uri in self._folders:
+            if is_within(path, folder_path) and path != folder_path:
+                relative = quote(relative_to(path, folder_path), safe="/")
+                return f"{folder_uri.rstrip('/')}/{relative}"
+        return path_to_uri(path)

@@ -7,12 +7,13 @@ from pathlib import Path
 
 from acp_backend.context import BackendContext
 from acp_backend.handlers import handles
+from acp_backend.plans.records import sandbox_root_of
 from acp_backend.validation import isolation
 from acp_backend.validation.config import CONFIG_FILE, ConfigCache, ConfigError, ValidationConfig
 from acp_backend.validation.runs import ValidationRuns
 from acp_backend.validation.selection import logical_path, select_validations
 from acp_backend.validation.validator import RunScope
-from acp_client.errors import InvalidParams, InvalidState, NotFound
+from acp_client.errors import InvalidState, NotFound
 from acp_client.models import (
     Finding,
     Location,
@@ -116,14 +117,18 @@ async def list_validations(
 
 @handles("validation.run")
 async def run(ctx: BackendContext, params: ValidationRunParams) -> ValidationRunResult:
-    if params.plan is not None:
-        raise InvalidParams("params.plan: validating a plan's sandbox is not supported yet")
     resource = ctx.registry.get(params.resource)
+    root = resource.root
+    if params.plan is not None:  # the plan's sandbox, with the resource's validations
+        root = sandbox_root_of(ctx.store, params.plan, resource.id)
     service = _service(ctx)
     loaded = service.configs.get(Path(resource.root))
     selected = select_validations(loaded, resource.root, params.validations, params.paths)
+    # A plan's sandbox is validated whole; a save on the resource may run
+    # ``{files}`` validations on the saved files only.
+    scope = RunScope() if params.plan is not None else run_scope(ctx, resource, selected, params)
     started = service.runs.start(
-        resource.id, Path(resource.root), selected, scope=run_scope(ctx, resource, selected, params)
+        resource.id, Path(root), selected, plan_id=params.plan, scope=scope
     )
     return ValidationRunResult(
         run_id=started.run_id,

@@ -25,7 +25,6 @@ from itertools import count
 from pathlib import Path
 from typing import Any
 
-import attrs
 import pytest
 import pytest_asyncio
 from lsprotocol import types
@@ -38,6 +37,7 @@ from acp_backend.ids import new_ulid
 from acp_client.events import Event, ValidationResultEvent
 from acp_client.models import Finding, Location, Resource, ValidationMode, ValidationResult
 from acp_client.paths import path_to_uri
+from acp_conformance.profiles import with_pull
 
 REPO = Path(__file__).resolve().parents[2]
 PULL = "vscode-pull"
@@ -58,19 +58,7 @@ def capabilities_for(profile: str) -> types.ClientCapabilities:
     diagnostics and honours ``workspace/diagnostic/refresh``."""
     if profile != PULL:
         return client_capabilities(profile)
-    base = client_capabilities("visual-studio-code")
-    assert base.text_document is not None and base.workspace is not None
-    return attrs.evolve(
-        base,
-        text_document=attrs.evolve(
-            base.text_document,
-            diagnostic=types.DiagnosticClientCapabilities(related_document_support=False),
-        ),
-        workspace=attrs.evolve(
-            base.workspace,
-            diagnostics=types.DiagnosticWorkspaceClientCapabilities(refresh_support=True),
-        ),
-    )
+    return with_pull(client_capabilities("visual-studio-code"))
 
 
 def result(

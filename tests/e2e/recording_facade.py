@@ -15,6 +15,8 @@ from typing import Any
 
 from acp_backend.facade import BackendFacade
 from acp_backend.facade import create_facade as create_reference
+from acp_client.errors import MethodNotFound, StreamDropped
+from acp_client.operations import canonical_method
 
 CALLS_FILE = "calls.jsonl"
 GATE_FILE = "initialize.gate"
@@ -68,3 +70,37 @@ def recorded_calls(data_dir: Path) -> list[dict[str, Any]]:
     if not path.exists():
         return []
     return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
+
+
+class LimitedFacade(RecordingFacade):
+    """A backend that does not offer some operations: absent from its
+    ``acp.initialize`` list and refused as unknown, as a real one would."""
+
+    lacking = frozenset({"resource.resolve"})
+
+    async def dispatch(self, method: str, params: Mapping[str, Any] | None) -> Any:
+        if canonical_method(method) in self.lacking:  # under either name
+            await super().dispatch(method, params)  # recorded: a call that should not happen
+            raise MethodNotFound(f"{method} is not implemented by this backend")
+        answer = await super().dispatch(method, params)
+        if method == "acp.initialize":
+            answer["operations"] = [op for op in answer["operations"] if op not in self.lacking]
+        return answer
+
+
+class StreamlessFacade(RecordingFacade):
+    """Requests work; the event stream fails at once, every time."""
+
+    async def subscribe(self, after: int | None = None) -> AsyncIterator[dict[str, Any]]:
+        raise StreamDropped("the event stream broke")
+        yield {}  # an async generator that never yields
+
+
+def create_limited_facade(data_dir: Path | None = None) -> LimitedFacade:
+    assert data_dir is not None
+    return LimitedFacade(create_reference(data_dir), data_dir / CALLS_FILE)
+
+
+def create_streamless_facade(data_dir: Path | None = None) -> StreamlessFacade:
+    assert data_dir is not None
+    return StreamlessFacade(create_reference(data_dir), data_dir / CALLS_FILE)

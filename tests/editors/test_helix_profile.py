@@ -12,24 +12,7 @@ from lsprotocol import types
 from pytest_lsp.client import make_test_lsp_client
 
 from acp_client.paths import path_to_uri
-
-HELIX_CAPABILITIES = types.ClientCapabilities(
-    general=types.GeneralClientCapabilities(
-        position_encodings=[
-            types.PositionEncodingKind.Utf8,
-            types.PositionEncodingKind.Utf32,
-            types.PositionEncodingKind.Utf16,
-        ]
-    ),
-    text_document=types.TextDocumentClientCapabilities(
-        synchronization=types.TextDocumentSyncClientCapabilities(did_save=True),
-        publish_diagnostics=types.PublishDiagnosticsClientCapabilities(
-            version_support=True, data_support=True
-        ),
-    ),
-    workspace=types.WorkspaceClientCapabilities(configuration=True, workspace_folders=False),
-    window=types.WindowClientCapabilities(work_done_progress=True),
-)
+from acp_conformance.profiles import HELIX as HELIX_CAPABILITIES
 
 
 async def test_push_only_client_without_workspace_folders(demo_project: DemoProject) -> None:

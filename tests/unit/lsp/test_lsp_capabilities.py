@@ -3,7 +3,7 @@ import pytest
 from lsprotocol import types
 from pytest_lsp import client_capabilities
 
-from lsp_server.server import pulls
+from lsp_server.capabilities import ClientSupport, pulls
 
 
 @pytest.mark.parametrize("profile", ["visual-studio-code", "neovim@v0.7", "neovim@v0.11", "emacs"])
@@ -24,3 +24,22 @@ def test_a_client_that_pulls_and_takes_refresh_gets_pull() -> None:
     )
     assert pulls(refreshable)
     assert not pulls(types.ClientCapabilities())
+
+
+def test_client_support_is_read_once_from_the_recorded_profiles() -> None:
+    vscode = ClientSupport.of(
+        types.InitializeParams(
+            capabilities=client_capabilities("visual-studio-code"),
+            client_info=types.ClientInfo(name="Visual Studio Code", version="1.95.0"),
+        )
+    )
+    assert (vscode.client_name, vscode.client_version) == ("Visual Studio Code", "1.95.0")
+    assert vscode.apply_edit and vscode.document_changes and vscode.change_annotations
+    assert vscode.code_action_resolve == {"edit"} and vscode.hover_markdown
+    legacy = ClientSupport.of(
+        types.InitializeParams(capabilities=client_capabilities("neovim@v0.7"))
+    )
+    assert legacy.apply_edit and not legacy.document_changes and not legacy.configuration
+    assert ClientSupport.of(types.InitializeParams(capabilities=types.ClientCapabilities())) == (
+        ClientSupport()
+    )

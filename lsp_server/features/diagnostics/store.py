@@ -13,10 +13,8 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from acp_client.models import Finding, ResultOutcome, ValidationResult
-from lsp_server.mapping import ConfigMark, Mark, config_mark, marks_for
-
-FileKey = tuple[str, str]
-"""(resource id, POSIX path relative to the resource root)."""
+from lsp_server.features.diagnostics.mapping import ConfigMark, Mark, config_mark, marks_for
+from lsp_server.roots import FileKey
 
 
 class DiagnosticsStore:
@@ -122,6 +120,10 @@ class DiagnosticsStore:
     def forget_resource(self, resource_id: str) -> set[FileKey]:
         """Drop a resource's results and ``acp.toml`` error (unregistered)."""
         return self.replace(resource_id, ()) | self.set_config_error(resource_id, None)
+
+    def resource_ids(self) -> set[str]:
+        """Resources with results or an ``acp.toml`` error held."""
+        return {slot[0] for slot in self._latest} | set(self._config_errors)
 
     def marks(self, key: FileKey) -> list[Mark]:
         by_validation = self._marks.get(key, {})

@@ -25,17 +25,22 @@ backend locates it, with ``acp.toml`` as its source.
 from __future__ import annotations
 
 import logging
-import posixpath
 from typing import NamedTuple
 
 from lsprotocol.types import Diagnostic, DiagnosticSeverity, Position, PositionEncodingKind, Range
 
-from acp_client.models import Finding, Location, ValidationMode, ValidationResult
+from acp_client.models import (
+    MAX_POSITION,
+    Finding,
+    Location,
+    ValidationMode,
+    ValidationResult,
+)
 from lsp_server.positions import Lines, convert
+from lsp_server.roots import DECLARATION_FILE, inside
 
 log = logging.getLogger(__name__)
 
-DECLARATION_FILE = "acp.toml"
 DECLARATION_TOP = Location(path=DECLARATION_FILE, line=0, character=0)
 CONFIG_SOURCE = DECLARATION_FILE
 """The ``source`` of the diagnostic that says the declaration file is broken."""
@@ -78,12 +83,6 @@ def config_mark(error: Finding) -> ConfigMark:
     if location is not None and inside(location.path):
         return ConfigMark(location, error.message, error.code, anchored=False)
     return ConfigMark(DECLARATION_TOP, error.message, error.code, anchored=True)
-
-
-def inside(relative: str) -> bool:
-    """A relative POSIX path that stays under its root (no ``..`` escape)."""
-    normal = posixpath.normpath(relative)
-    return not relative.startswith("/") and normal != ".." and not normal.startswith("../")
 
 
 def marks_for(result: ValidationResult) -> dict[str, list[Mark]]:
@@ -163,8 +162,11 @@ def _range(
     elif anchored and lines is not None and loc.line < len(lines):
         end_character = len(lines[loc.line])  # the whole line it is anchored on
     else:
-        end_character = loc.character + 1  # a point: one character wide
-    return Range(
-        start=Position(loc.line, convert(lines, loc.line, loc.character, encoding)),
-        end=Position(end_line, convert(lines, end_line, end_character, encoding)),
-    )
+        end_character = min(loc.character + 1, MAX_POSITION)  # a point: one character wide
+    start = Position(loc.line, _clamped(convert(lines, loc.line, loc.character, encoding)))
+    end = Position(end_line, _clamped(convert(lines, end_line, end_character, encoding)))
+    return Range(start=start, end=max(start, end, key=lambda p: (p.line, p.character)))
+
+
+def _clamped(column: int) -> int:
+    return min(column, MAX_POSITION)
