@@ -41,6 +41,7 @@ SERVICE_MODULES: tuple[str, ...] = (
     "acp_backend.resource_service",
     "acp_backend.validation.service",
     "acp_backend.plans.service",
+    "acp_backend.inspect.service",
 )
 
 RETENTION_ENV = "ACP_EVENT_RETENTION"

@@ -19,6 +19,7 @@ from acp_client.models import (
     PlanPreview,
     PlanState,
     Resource,
+    ValidationResult,
 )
 from acp_client.operations import (
     OPERATIONS,
@@ -196,6 +197,19 @@ class AcpClient:
         )
         return await self._call(params, "validation.list_results", ValidationListResultsResult)
 
+    async def latest_results(
+        self, resource: str, plan: str | None = None
+    ) -> list[ValidationResult]:
+        """Every validation's latest result, all pages."""
+        results: list[ValidationResult] = []
+        cursor: str | None = None
+        while True:
+            page = await self.validation_list_results(resource, plan=plan, after=cursor)
+            results.extend(page.results)
+            cursor = page.next_cursor
+            if cursor is None:
+                return results
+
     async def plan_list(
         self, resource: str | None = None, states: tuple[PlanState, ...] | None = None
     ) -> tuple[Plan, ...]:
@@ -272,9 +286,17 @@ class AcpClient:
         return await self._call(PlanRef(plan_id=plan_id), "plan.cancel", Plan)
 
     async def context_inspect(
-        self, path: str, line: int | None = None, character: int | None = None
+        self,
+        path: str,
+        line: int,
+        character: int | None = None,
+        *,
+        resource: str | None = None,
+        text: str | None = None,
     ) -> ContextInfo:
-        params = ContextInspectParams(path=path, line=line, character=character)
+        params = ContextInspectParams(
+            path=path, resource=resource, line=line, character=character, text=text
+        )
         return await self._call(params, "context.inspect", ContextInfo)
 
     # --- events -----------------------------------------------------------

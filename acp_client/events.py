@@ -81,6 +81,16 @@ class StreamReset(Event):
     oldest_event_id: int | None = None
 
 
+STALE_AFTER: tuple[type[Event], ...] = (
+    ValidationResultEvent,
+    PlanChanged,
+    PlanApplied,
+    ResourceChanged,
+    StreamReset,
+)
+"""Events after which what a client learnt about a file (its findings, plans,
+resource) may be out of date: caches of answers drop on them."""
+
 EVENT_TYPES: dict[str, type[Event]] = {
     cls.method: cls
     for cls in (

@@ -71,6 +71,16 @@ class Location(Model):
     end_line: Position | None = None
     end_character: Position | None = None
 
+    def covers(self, line: int, character: int | None = None) -> bool:
+        """Whether the range holds ``(line, character)`` (any of ``line`` when
+        ``character`` is None). Both ends are included, so the cursor just
+        after a word is still on it; a point (no end character) holds its
+        whole line, as editors show one."""
+        end_line = self.line if self.end_line is None else self.end_line
+        if self.end_character is None or character is None:
+            return self.line <= line <= end_line
+        return (self.line, self.character) <= (line, character) <= (end_line, self.end_character)
+
 
 class TextEdit(Model):
     """Replace the text of a range in one file of the resource (code points)."""
@@ -303,23 +313,84 @@ class PlanPreview(Model):
     )
 
 
-class ContextKind(StrEnum):
-    SNIPPET = "snippet"
-    DECISION = "decision"
-    ENTITY = "entity"
-    FINDING = "finding"
+class ContextFinding(Model):
+    """A finding of a validation's latest result that covers the inspected position."""
+
+    validation: str
+    mode: ValidationMode
+    description: str = Field(default="", description="The validation's, from its declaration.")
+    passed: bool = Field(description="Whether the result it belongs to passed.")
+    finding: Finding = Field(
+        description="Rule id (``code``), ``rule_description`` and ``help_uri`` included."
+    )
+    result_id: str
+    run_id: str
+    found_at: datetime = Field(description="When the run that produced it finished.")
+    fix_available: bool = Field(
+        description="The tool proposed a fix, or the validation declares a fix command."
+    )
+    stale: bool = Field(
+        default=False, description="The file has changed since the finding was computed."
+    )
+
+
+class ContextPlan(Model):
+    """A plan that changed the inspected line (applied) or would change it (pending)."""
+
+    plan: Plan = Field(description="Title, author, state and decisions included.")
+    applied_at: datetime | None = Field(default=None, description="None: not applied.")
+    location: Location = Field(
+        description="The lines it changed, where they are now (or would change)."
+    )
+    relocated: bool = Field(
+        default=False,
+        description="The file was edited since the apply and the lines were found again "
+        "by their content, elsewhere than recorded.",
+    )
+
+
+class EntityKind(StrEnum):
+    CLASS = "class"
+    FUNCTION = "function"
+    METHOD = "method"
+
+
+class Entity(Model):
+    """The innermost definition enclosing the position (Python only, for now)."""
+
+    id: str = Field(description="Stable id: ``py:<kind>/<module>.<qualified name>``.")
+    kind: EntityKind
+    name: str = Field(description="Qualified name inside its module (``Class.method``).")
+    signature: str = Field(description="``def f(x: int) -> str``, ``class C(Base)``.")
+    doc: str = Field(default="", description="The first line of its docstring.")
+    decorators: tuple[str, ...] = ()
+    location: Location = Field(description="Its whole range, decorators included.")
 
 
 class ContextItem(Model):
-    kind: ContextKind
+    """Other context a platform holds about the position (a snippet an agent
+    used, a note); the reference backend sends none."""
+
     title: str
     body: str = ""
     location: Location | None = None
-    plan_id: str | None = None
-    validation: str | None = None
 
 
 class ContextInfo(Model):
+    """What is known about one position, in sections a client shows in this order."""
+
     resource_id: str
-    path: str
+    path: str = Field(description="POSIX path relative to the resource root.")
+    line: Position
+    character: Position | None = Field(default=None, description="None: the whole line.")
+    findings: tuple[ContextFinding, ...] = ()
+    provenance: tuple[ContextPlan, ...] = Field(
+        default=(), description="Applied plans, newest first, then pending ones."
+    )
+    entity: Entity | None = None
     items: tuple[ContextItem, ...] = ()
+    notes: tuple[str, ...] = Field(
+        default=(),
+        description="What was not looked at, and why (a binary or too large file, a "
+        "syntax error): an empty section is then not a clean bill.",
+    )

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from acp_client.models import (
+    MAX_POSITION,
     ContextInfo,
     Decision,
     FileEdit,
@@ -230,10 +231,29 @@ class PlanApplyParams(Params):
 # --- context -----------------------------------------------------------------
 
 
+MAX_INSPECT_TEXT = 2_000_000
+"""The most code points of ``text`` ``context.inspect`` accepts (and the most
+bytes of a file on disk it reads): beyond, it answers without reading."""
+
+
 class ContextInspectParams(Params):
-    path: str = Field(description="An absolute path or a file: URI.")
-    line: int | None = Field(default=None, ge=0)
-    character: int | None = Field(default=None, ge=0, description="Unicode code points.")
+    path: str = Field(
+        description="An absolute path or a file: URI; with ``resource``, a path relative "
+        "to its root is accepted too."
+    )
+    resource: str | None = Field(default=None, description="Resource id or name.")
+    line: int = Field(ge=0, le=MAX_POSITION, description="0-based.")
+    character: int | None = Field(
+        default=None,
+        ge=0,
+        le=MAX_POSITION,
+        description="Unicode code points; None: the whole line (what a client caches per line).",
+    )
+    text: str | None = Field(
+        default=None,
+        max_length=MAX_INSPECT_TEXT,
+        description="The file as the client holds it (unsaved edits), to read instead of the disk.",
+    )
 
 
 @dataclass(frozen=True)

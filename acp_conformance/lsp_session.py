@@ -34,6 +34,11 @@ log = logging.getLogger(__name__)
 HEADER = re.compile(rb"([A-Za-z-]+): *([^\r\n]*)\r\n")
 
 
+def spec_warnings(caught: list[warnings.WarningMessage]) -> list[str]:
+    """pytest-lsp's specification warnings among ``caught``, first lines only."""
+    return [str(w.message).split("\n")[0] for w in caught if w.category is LspSpecificationWarning]
+
+
 class RecordingReader:
     """The server's stdout as pygls reads it, with every byte kept."""
 
@@ -141,7 +146,7 @@ class Session:
             try:
                 result = self.runner.run(coroutine)
             finally:
-                new = [str(w.message) for w in caught if w.category is LspSpecificationWarning]
+                new = spec_warnings(caught)
                 self.spec_warnings += new
         assert not new, f"LSP specification violated: {'; '.join(new[:3])}"
         return result

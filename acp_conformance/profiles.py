@@ -1,19 +1,23 @@
 """Client profiles: what each editor says it can do at ``initialize``.
 
-Four are pytest-lsp's recordings of real editors; Helix (not installable
-where this was written) and an LSP4IJ-like JetBrains client are described
-from their documented behaviour: Helix pushes only, sends no workspace
-folders and prefers UTF-8; LSP4IJ pulls diagnostics with refresh and
-speaks UTF-16.
+Four are pytest-lsp's recordings of real editors. Helix 25.07 and Helix
+master are transcribed from Helix's source (``clients/*.json`` names where):
+25.07 pushes only, sends workspace folders and prefers UTF-8; master pulls
+with refresh. An LSP4IJ-like JetBrains client is described from its
+documented behaviour: it pulls diagnostics with refresh and speaks UTF-16.
 """
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
 from enum import Enum
+from pathlib import Path
+from typing import Any
 
 import attrs
 from lsprotocol import types
+from lsprotocol.converters import get_converter
 from pytest_lsp import client_capabilities
 
 
@@ -46,37 +50,22 @@ class Profile:
         return [encoding_name(e) for e in offered] if offered else ["utf-16"]
 
 
-HELIX = types.ClientCapabilities(
-    general=types.GeneralClientCapabilities(
-        position_encodings=[
-            types.PositionEncodingKind.Utf8,
-            types.PositionEncodingKind.Utf32,
-            types.PositionEncodingKind.Utf16,
-        ]
-    ),
-    text_document=types.TextDocumentClientCapabilities(
-        synchronization=types.TextDocumentSyncClientCapabilities(did_save=True),
-        publish_diagnostics=types.PublishDiagnosticsClientCapabilities(
-            version_support=True, data_support=True
-        ),
-        hover=types.HoverClientCapabilities(content_format=[types.MarkupKind.Markdown]),
-        code_action=types.CodeActionClientCapabilities(
-            code_action_literal_support=types.ClientCodeActionLiteralOptions(
-                code_action_kind=types.ClientCodeActionKindOptions(value_set=["", "quickfix"])
-            ),
-            data_support=True,
-            resolve_support=types.ClientCodeActionResolveOptions(properties=["edit"]),
-        ),
-    ),
-    workspace=types.WorkspaceClientCapabilities(
-        configuration=True,
-        workspace_folders=False,
-        apply_edit=True,
-        symbol=types.WorkspaceSymbolClientCapabilities(),
-        execute_command=types.ExecuteCommandClientCapabilities(),
-    ),
-    window=types.WindowClientCapabilities(work_done_progress=True),
-)
+CLIENTS = Path(__file__).with_name("clients")
+"""Recorded profiles of clients pytest-lsp has none for (JSON, with their source)."""
+
+
+def recorded(name: str) -> dict[str, Any]:
+    """A recorded profile: ``{"source", "clientInfo", "capabilities"}``."""
+    profile: dict[str, Any] = json.loads((CLIENTS / name).read_text(encoding="utf-8"))
+    return profile
+
+
+def _recorded_capabilities(name: str) -> types.ClientCapabilities:
+    raw = recorded(name)["capabilities"]
+    capabilities: types.ClientCapabilities = get_converter().structure(
+        raw, types.ClientCapabilities
+    )
+    return capabilities
 
 
 def with_pull(base: types.ClientCapabilities) -> types.ClientCapabilities:
@@ -108,7 +97,8 @@ def profiles() -> dict[str, Profile]:
             Profile("neovim-0.7", client_capabilities("neovim@v0.7")),
             Profile("neovim-0.11", client_capabilities("neovim@v0.11")),
             Profile("emacs", client_capabilities("emacs")),
-            Profile("helix", HELIX, workspace_folders=False),
+            Profile("helix", _recorded_capabilities("helix_25.07.json")),
+            Profile("helix-master", _recorded_capabilities("helix_master.json")),
             Profile("lsp4ij", _lsp4ij()),
         )
     }

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -10,6 +11,9 @@ from typing import Any
 import pytest
 
 PASS, FAIL, SKIP = "pass", "fail", "skip"
+# "AssertionError: ", "acp_conformance.kit.CallFailed: ", "Failed: ": the reason follows.
+# Other exceptions keep their name: it tells a broken answer from a broken kit.
+_EXCEPTION_PREFIX = re.compile(r"^(?:[\w.]*\.)?(?:AssertionError|Failed|CallFailed): ")
 
 
 @dataclass
@@ -101,10 +105,8 @@ def _skip_reason(report: pytest.TestReport) -> str:
 def _failure(report: pytest.TestReport) -> str:
     crash = getattr(report.longrepr, "reprcrash", None)
     text = str(getattr(crash, "message", None) or report.longreprtext)
-    if report.when != "call":
-        text = f"({report.when}) {text}"
-    for prefix in ("AssertionError: ", "Failed: "):
-        text = text.replace(prefix, "", 1)
     lines = [line for line in text.splitlines() if line.strip()]
-    first = lines[0] if lines else "failed"
+    first = _EXCEPTION_PREFIX.sub("", lines[0] if lines else "failed", count=1)
+    if report.when != "call":
+        first = f"({report.when}) {first}"
     return first if len(first) <= 400 else first[:397] + "..."

@@ -53,10 +53,6 @@ class Scratch:
     root: Path | None
     registered: bool
 
-    @property
-    def writable(self) -> bool:
-        return self.root is not None
-
 
 class ScratchUnavailable(Exception):
     """Neither registration nor ``--acp-resource`` gave a scratch resource."""

@@ -21,7 +21,7 @@ from pytest_lsp import LspSpecificationWarning
 
 from acp_client.paths import path_to_uri
 from acp_conformance.kit import Kit
-from acp_conformance.lsp_session import Session, start
+from acp_conformance.lsp_session import Session, spec_warnings, start
 from acp_conformance.profiles import profiles
 from acp_conformance.scratch import INFORMATIONAL, PASSING, REQUIRED, SAMPLE, TOGGLE
 
@@ -68,7 +68,7 @@ def session(
         root,
         unregistered if profile.workspace_folders else None,
         answer.capabilities,
-        [str(w.message) for w in caught if w.category is LspSpecificationWarning],
+        spec_warnings(caught),
         requests,
     )
     session.open(root / SAMPLE, "python")

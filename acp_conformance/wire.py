@@ -11,7 +11,7 @@ import asyncio
 import contextlib
 import itertools
 import json
-from collections.abc import AsyncGenerator, AsyncIterator, Callable
+from collections.abc import AsyncGenerator, Callable
 from pathlib import Path
 from typing import Any, Protocol, cast
 
@@ -38,7 +38,7 @@ class Wire(Protocol):
         """The whole JSON-RPC response (``result`` or ``error``)."""
         ...
 
-    def events(self, after: int | None) -> AsyncIterator[Message]: ...
+    def events(self, after: int | None) -> AsyncGenerator[Message, None]: ...
 
     async def aclose(self) -> None: ...
 
@@ -63,7 +63,7 @@ class LocalWire:
             return jsonrpc.failure(request_id, {"code": -32603, "message": message})
         return jsonrpc.success(request_id, _json(result))
 
-    async def events(self, after: int | None) -> AsyncIterator[Message]:
+    async def events(self, after: int | None) -> AsyncGenerator[Message, None]:
         subscription = cast(AsyncGenerator[Message, None], self.facade.subscribe(after))
         async with contextlib.aclosing(subscription) as stream:
             async for message in stream:
@@ -115,7 +115,7 @@ class HttpWire:
             ) from None
         return answer
 
-    async def events(self, after: int | None) -> AsyncIterator[Message]:
+    async def events(self, after: int | None) -> AsyncGenerator[Message, None]:
         headers = self.headers()
         if after is not None:
             headers["Last-Event-ID"] = str(after)
@@ -174,7 +174,7 @@ async def collect(
     seen: list[Message] = []
     with contextlib.suppress(TimeoutError):
         async with asyncio.timeout(timeout_s):
-            async with contextlib.aclosing(wire.events(after)) as stream:  # type: ignore[type-var]
+            async with contextlib.aclosing(wire.events(after)) as stream:
                 async for message in stream:
                     seen.append(message)
                     if done(seen):

@@ -105,6 +105,9 @@ LOST_WITHOUT = {
     "validation.run": "the editor does not start validation runs (runs started elsewhere "
     "still show)",
     "validation.cancel": "cancelling a validation run from the editor does nothing",
+    "context.inspect": "hover shows nothing",
+    "plan.list": "plans are not listed as workspace symbols",
+    "plan.preview": "workspace symbols of plans lead to their file, not their first change",
 }
 """What the user loses when the backend lacks an operation (said once, by name)."""
 

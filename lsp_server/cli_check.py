@@ -5,8 +5,12 @@ declaration anchor) as the language server. Exit status: 0 when no required
 validation failed, 1 when one did, 2 when the backend could not be reached,
 a PATH is not in a registered resource, or the run did not finish in time.
 
-It registers nothing unless told: ``--register`` registers each PATH that
-is a directory outside every resource, the one mutating call it makes.
+It changes nothing unless told: ``--register`` registers each PATH that is
+a directory outside every resource; ``--fix`` applies the fixes the tools
+attached to their findings, through the same plan path as the editor
+(``plan.create`` from the findings, ``plan.preview``, ``plan.apply`` with
+the previewed hash), then runs the validations again and reports what is
+left.
 """
 
 from __future__ import annotations
@@ -24,7 +28,12 @@ from lsprotocol.types import DiagnosticSeverity
 
 from acp_client.client import AcpClient
 from acp_client.errors import AcpError, NotFound, TransportError
-from acp_client.models import Resource, ResultOutcome, ValidationMode, ValidationResult
+from acp_client.models import (
+    Resource,
+    ResultOutcome,
+    ValidationMode,
+    ValidationResult,
+)
 from acp_client.paths import is_within, path_to_uri, real_path
 from lsp_server import __version__
 from lsp_server.backend import Target, add_target_options

@@ -6,9 +6,12 @@ as tasks, so none of them blocks the editor.
 
 from __future__ import annotations
 
+from typing import Any
+
 from lsprotocol import types
 
-from lsp_server.features import diagnostics
+from lsp_server.features import code_actions, diagnostics, symbols
+from lsp_server.features.code_actions.listing import COMMANDS
 from lsp_server.server import AcpLanguageServer
 
 
@@ -75,4 +78,48 @@ def register(server: AcpLanguageServer) -> None:
     async def progress_cancelled(
         ls: AcpLanguageServer, params: types.WorkDoneProgressCancelParams
     ) -> None:
-        await ls.diagnostics.progress_cancelled(str(params.token))
+        if not await ls.commands.progress.cancelled(str(params.token)):
+            await ls.diagnostics.progress_cancelled(str(params.token))
+
+    # --- code actions and commands --------------------------------------------
+
+    @server.feature(types.TEXT_DOCUMENT_CODE_ACTION, code_actions.OPTIONS)
+    def code_action(
+        ls: AcpLanguageServer, params: types.CodeActionParams
+    ) -> list[types.CodeAction] | None:
+        return ls.code_actions.offered(params)
+
+    @server.feature(types.CODE_ACTION_RESOLVE)
+    def code_action_resolve(ls: AcpLanguageServer, action: types.CodeAction) -> types.CodeAction:
+        return ls.code_actions.resolve(action)
+
+    # --- hover ----------------------------------------------------------------
+
+    @server.feature(types.TEXT_DOCUMENT_HOVER)
+    async def hover(ls: AcpLanguageServer, params: types.HoverParams) -> types.Hover | None:
+        return await ls.hover.hover(params)
+
+    # --- workspace symbols ----------------------------------------------------
+
+    @server.feature(types.WORKSPACE_SYMBOL, symbols.OPTIONS)
+    async def workspace_symbol(
+        ls: AcpLanguageServer, params: types.WorkspaceSymbolParams
+    ) -> list[types.WorkspaceSymbol]:
+        return await ls.symbols.query(params.query)
+
+    @server.feature(types.WORKSPACE_SYMBOL_RESOLVE)
+    async def workspace_symbol_resolve(
+        ls: AcpLanguageServer, params: types.WorkspaceSymbol
+    ) -> types.WorkspaceSymbol:
+        return await ls.symbols.resolve(params)
+
+    for name in COMMANDS:
+        _command(server, name)
+
+
+def _command(server: AcpLanguageServer, name: str) -> None:
+    """``workspace/executeCommand`` for ``name``; pygls advertises exactly these."""
+
+    @server.command(name)
+    async def run(ls: AcpLanguageServer, *arguments: Any) -> object:
+        return await ls.commands.execute(name, arguments)

@@ -25,7 +25,14 @@ DECLARATION_FILE = "acp.toml"
 """Where a resource declares its validations."""
 
 FileKey = tuple[str, str]
-"""(resource id, POSIX path relative to the resource root)."""
+"""(scope, POSIX path relative to the scope's root). The scope is the
+resource id for the resource's own files, and ``sandbox_scope(...)`` for a
+copy in one of its sandboxes: a file and its sandbox copy are two files,
+each with its own diagnostics (the sandbox's come from its plan's results)."""
+
+
+def sandbox_scope(resource_id: str, sandbox_root: str) -> str:
+    return f"{resource_id}@{sandbox_root}"
 
 
 def inside(relative: str) -> bool:
@@ -41,9 +48,12 @@ class Placement:
     resource: Resource
     logical_path: str
     sandbox: bool
+    sandbox_root: str | None = None  # the sandbox it lies in (sandbox True)
 
     @property
     def key(self) -> FileKey:
+        if self.sandbox_root is not None:
+            return (sandbox_scope(self.resource.id, self.sandbox_root), self.logical_path)
         return (self.resource.id, self.logical_path)
 
 
@@ -58,6 +68,12 @@ def file_path(uri: str) -> str | None:
 def contains(resource: Resource, path: str) -> bool:
     roots = (resource.root, *resource.sandbox_roots)
     return any(is_within(path, root) for root in roots)
+
+
+def _sandbox_of(resource: Resource, path: str) -> str | None:
+    """The deepest sandbox root of ``resource`` holding ``path``."""
+    holding = [root for root in resource.sandbox_roots if is_within(path, root)]
+    return max(holding, key=len) if holding else None
 
 
 class Roots:
@@ -84,8 +100,15 @@ class Roots:
         except NotFound:
             placement = None
         else:
-            placement = Placement(answer.resource, answer.logical_path, answer.sandbox)
-            if not contains(answer.resource, path) or not inside(answer.logical_path):
+            sandbox_root = _sandbox_of(answer.resource, path) if answer.sandbox else None
+            placement = Placement(
+                answer.resource, answer.logical_path, answer.sandbox, sandbox_root
+            )
+            if (
+                not contains(answer.resource, path)
+                or not inside(answer.logical_path)
+                or (answer.sandbox and sandbox_root is None)
+            ):
                 log.warning(
                     "refusing %s -> resource %s (%s): not under its roots",
                     path,
@@ -110,10 +133,12 @@ class Roots:
         self._placements.clear()
 
     def path_of(self, key: FileKey) -> str | None:
-        resource = self.resources.get(key[0])
+        resource_id, _, sandbox_root = key[0].partition("@")
+        resource = self.resources.get(resource_id)
         if resource is None:
             return None
-        return resource.root if key[1] == "." else posixpath.join(resource.root, key[1])
+        root = sandbox_root or resource.root
+        return root if key[1] == "." else posixpath.join(root, key[1])
 
     def set_folders(self, uris: list[str]) -> None:
         """The workspace folders as the editor names them, deepest first."""

@@ -32,9 +32,13 @@ from lsp_server.backend import (
     Connector,
     degraded_message,
 )
-from lsp_server.capabilities import ClientSupport
+from lsp_server.capabilities import ClientSupport, as_it_behaves
 from lsp_server.features import Feature
+from lsp_server.features.code_actions import CodeActions
+from lsp_server.features.commands import Commands
 from lsp_server.features.diagnostics import Diagnostics
+from lsp_server.features.hover import Hover
+from lsp_server.features.symbols import Symbols
 from lsp_server.roots import DECLARATION_FILE, Placement, Roots, file_path
 from lsp_server.settings import SECTION, Settings, parse_settings, unwrap_section
 
@@ -52,7 +56,10 @@ class AcpProtocol(LanguageServerProtocol):
     def lsp_initialize(
         self, params: types.InitializeParams
     ) -> Generator[Any, Any, types.InitializeResult]:
-        result = yield from super().lsp_initialize(params)
+        behaves = as_it_behaves(params)
+        if behaves is not params:
+            log.info("client %s: counting columns as it does (ADR 0013)", params.client_info)
+        result = yield from super().lsp_initialize(behaves)
         if not self._server.support.pull_diagnostics:
             # Advertising pull to a push client would make it ask, and show both.
             result.capabilities.diagnostic_provider = None
@@ -79,7 +86,17 @@ class AcpLanguageServer(LanguageServer):
         self._settings_message: str | None = None
         self._stopping: asyncio.Task[None] | None = None
         self.diagnostics = Diagnostics(self)
-        self.features: tuple[Feature, ...] = (self.diagnostics,)
+        self.code_actions = CodeActions(self, self.diagnostics)
+        self.commands = Commands(self, self.code_actions)
+        self.hover = Hover(self)
+        self.symbols = Symbols(self)
+        self.features: tuple[Feature, ...] = (
+            self.diagnostics,
+            self.code_actions,
+            self.commands,
+            self.hover,
+            self.symbols,
+        )
 
     @property
     def encoding(self) -> str:

@@ -3,18 +3,20 @@
 ``python -m tests.conformance.broken_server MODE [acp-lsp arguments]``:
 ``stdout`` prints a line to stdout before speaking LSP; ``severity`` shows
 failed informational results as Errors; ``utf16`` counts UTF-16 columns in
-code points (wrong after an astral character such as an emoji).
+code points (wrong after an astral character such as an emoji); ``spec``
+asks ``workspace/configuration`` of clients that did not offer it.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import sys
 
 from lsprotocol.types import DiagnosticSeverity, PositionEncodingKind
 
 from acp_client.models import ValidationMode
 from lsp_server import __main__ as acp_lsp
-from lsp_server import positions
+from lsp_server import capabilities, positions
 from lsp_server.features.diagnostics import mapping
 
 _column = positions.column
@@ -27,9 +29,9 @@ def informational_as_error(mode: ValidationMode, passed: bool) -> DiagnosticSeve
 
 
 def utf16_as_code_points(line: str, code_points: int, encoding: PositionEncodingKind | str) -> int:
-    if encoding == PositionEncodingKind.Utf16:
-        return len(line[:code_points])
-    return _column(line, code_points, encoding)
+    if encoding in (PositionEncodingKind.Utf8, PositionEncodingKind.Utf32):
+        return _column(line, code_points, encoding)
+    return len(line[:code_points])  # UTF-16, however the encoding is spelled
 
 
 def main(argv: list[str]) -> int:
@@ -41,6 +43,11 @@ def main(argv: list[str]) -> int:
         mapping.severity_for = informational_as_error
     elif mode == "utf16":
         positions.column = utf16_as_code_points
+    elif mode == "spec":
+        resolve = capabilities.ClientSupport.of
+        capabilities.ClientSupport.of = lambda params: dataclasses.replace(  # type: ignore[method-assign]
+            resolve(params), configuration=True
+        )
     else:
         raise SystemExit(f"unknown mode {mode!r}")
     return acp_lsp.main(rest)

@@ -39,7 +39,7 @@ class KitRun:
         return {name for name, outcome in self.outcomes().items() if outcome == "fail"}
 
 
-def run_kit(workdir: Path, *args: str, timeout_s: float = 10) -> KitRun:
+def run_kit(workdir: Path, *args: str, timeout_s: float = 20) -> KitRun:
     """``pytest --acp-conformance ...`` in ``workdir`` (a directory of its own, so
     none of this project's tests or settings are picked up); ``timeout_s`` is
     how long the kit waits for an event or a diagnostic."""

@@ -112,7 +112,7 @@ def test_a_broken_backend_fails_with_reasons(
         "--acp-conformance=backend",
         "--facade",
         f"tests.conformance.broken_backend:{facade}",
-        timeout_s=3,
+        timeout_s=5,  # a gap makes a wait run out: keep it short
     )
     assert run.status == 1
     # Exactly what the break explains (the plan checks' NOT_FOUND samples too, once served).
@@ -144,7 +144,7 @@ def test_a_broken_served_backend_fails_with_reasons(tmp_path: Path) -> None:
             url + "/acp/v1",
             "--acp-token-file",
             str(token_file),
-            timeout_s=3,
+            timeout_s=5,  # the gap makes one wait run out: keep it short
         )
     finally:
         server.terminate()

@@ -24,9 +24,7 @@ def test_acp_lsp_passes_in_every_profile(tmp_path: Path) -> None:
         for check in ("severity_table", "clears_on_pass", "clean_shutdown", "no_stdout_noise"):
             assert outcomes[f"{check}[{profile}]"] == "pass", (check, profile)
         assert outcomes[f"positions[{profile}-conf-required]"] == "pass"
-    # Helix sends no workspace folders: nothing to say about one.
-    assert outcomes["unregistered_folder[helix]"] == "skip"
-    assert outcomes["unregistered_folder[neovim-0.7]"] == "pass"
+        assert outcomes[f"unregistered_folder[{profile}]"] == "pass"  # all send folders
 
 
 @pytest.mark.parametrize(
@@ -47,11 +45,20 @@ def test_a_broken_server_fails_exactly_there(
     tmp_path: Path, mode: str, select: str, expected: set[str]
 ) -> None:
     command = BROKEN.replace("{mode}", mode)
-    run = run_kit(
-        tmp_path, "--acp-conformance=server", "--server-command", command, "-k", select, timeout_s=3
-    )
+    run = run_kit(tmp_path, "--acp-conformance=server", "--server-command", command, "-k", select)
     assert run.status == 1, run.output[-3000:]
     assert run.failed() == expected, {c: run.reason(c) for c in run.failed()}
+
+
+def test_an_lsp_specification_warning_fails(tmp_path: Path) -> None:
+    """pytest-lsp's LspSpecificationWarning is a failure, not a warning."""
+    command = BROKEN.replace("{mode}", "spec")
+    run = run_kit(
+        tmp_path, "--acp-conformance=server", "--server-command", command, "-k", "neovim-0.7"
+    )
+    assert run.status == 1, run.output[-3000:]
+    assert "lsp_specification[neovim-0.7]" in run.failed()
+    assert "workspace/configuration" in run.reason("lsp_specification[neovim-0.7]")
 
 
 def test_acp_lsp_passes_through_a_served_backend(tmp_path: Path) -> None:

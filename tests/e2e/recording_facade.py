@@ -20,6 +20,7 @@ from acp_client.operations import canonical_method
 
 CALLS_FILE = "calls.jsonl"
 GATE_FILE = "initialize.gate"
+INSPECT_GATE_FILE = "inspect.gate"
 
 
 class RecordingFacade:
@@ -51,6 +52,25 @@ class GatedFacade(RecordingFacade):
         return await super().dispatch(method, params)
 
 
+class HeldInspectFacade(RecordingFacade):
+    """Holds every ``context.inspect`` until the test calls ``release_inspect``,
+    and writes down one that is cancelled meanwhile (method ``cancelled``)."""
+
+    async def dispatch(self, method: str, params: Mapping[str, Any] | None) -> Any:
+        if method != "context.inspect":
+            return await super().dispatch(method, params)
+        with self.record.open("a", encoding="utf-8") as out:
+            out.write(json.dumps({"method": method, "params": dict(params or {})}) + "\n")
+        try:
+            while not (self.record.parent / INSPECT_GATE_FILE).exists():  # noqa: ASYNC110
+                await asyncio.sleep(0.02)
+        except asyncio.CancelledError:
+            with self.record.open("a", encoding="utf-8") as out:
+                out.write(json.dumps({"method": "cancelled", "params": {}}) + "\n")
+            raise
+        return await self.inner.dispatch(method, params)
+
+
 def create_facade(data_dir: Path | None = None) -> RecordingFacade:
     assert data_dir is not None
     return RecordingFacade(create_reference(data_dir), data_dir / CALLS_FILE)
@@ -59,6 +79,15 @@ def create_facade(data_dir: Path | None = None) -> RecordingFacade:
 def create_gated_facade(data_dir: Path | None = None) -> GatedFacade:
     assert data_dir is not None
     return GatedFacade(create_reference(data_dir), data_dir / CALLS_FILE)
+
+
+def create_held_inspect_facade(data_dir: Path | None = None) -> HeldInspectFacade:
+    assert data_dir is not None
+    return HeldInspectFacade(create_reference(data_dir), data_dir / CALLS_FILE)
+
+
+def release_inspect(data_dir: Path) -> None:
+    (data_dir / INSPECT_GATE_FILE).touch()
 
 
 def open_gate(data_dir: Path) -> None:

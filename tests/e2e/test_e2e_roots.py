@@ -107,7 +107,7 @@ async def test_a_file_outside_every_folder_still_resolves(
     await session.wait_diagnostics(elsewhere / "e.py", lambda d: len(d) == 1)
 
 
-async def test_sandbox_file_shows_its_logical_files_diagnostics(
+async def test_a_file_and_its_sandbox_copy_each_show_their_own_diagnostics(
     tmp_path: Path, backend: Backend, lsp: Starter
 ) -> None:
     root = project(tmp_path / "app", {"a.py": "a\n"})
@@ -116,9 +116,12 @@ async def test_sandbox_file_shows_its_logical_files_diagnostics(
     backend.facade.context.registry.add_sandbox_root(resource.id, str(sandbox))
     session = await lsp("neovim@v0.11", [root])
     session.open(sandbox / "a.py")
+    session.open(root / "a.py")
     backend.publish(result(resource, "ruff", REQ, False, [finding("a.py", 0, 0, "logical")]))
-    (shown,) = await session.wait_diagnostics(sandbox / "a.py", lambda d: len(d) == 1)
+    (shown,) = await session.wait_diagnostics(root / "a.py", lambda d: len(d) == 1)
     assert shown.message == "logical"
+    # The resource's results describe its own files, not a sandbox's copy.
+    assert await session.diagnostics(sandbox / "a.py") == []
     assert session.messages() == []  # the sandbox is not an unregistered folder
 
 

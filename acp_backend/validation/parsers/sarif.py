@@ -167,7 +167,7 @@ class _Run:
             region=region,
             related=tuple(self._related(related)),
             fixes=tuple(self._fixes(result)),
-            rule_description=_text(rule.get("shortDescription")),
+            rule_description=_rule_description(rule),
             help_uri=_str(rule.get("helpUri")),
         )
 
@@ -301,6 +301,15 @@ def _is_suppressed(result: dict[str, Any]) -> bool:
     return any(
         _dict(s).get("status", "accepted") == "accepted" for s in _list(result.get("suppressions"))
     )
+
+
+def _rule_description(rule: dict[str, Any]) -> str | None:
+    """The rule's ``shortDescription``; its name instead when that is a message
+    template (ruff's ``Undefined name `{name}`. {tip}``)."""
+    short = _text(rule.get("shortDescription"))
+    if short and "{" not in short:
+        return short
+    return _str(rule.get("name")) or _str(_dict(rule.get("properties")).get("name")) or short
 
 
 def _text(value: object) -> str | None:

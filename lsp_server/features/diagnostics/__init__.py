@@ -21,19 +21,20 @@ from acp_client.client import AcpClient
 from acp_client.errors import RemoteError, ServerFault
 from acp_client.events import (
     Event,
+    PlanChanged,
     ResourceChanged,
     ValidationCompleted,
     ValidationResultEvent,
     ValidationStarted,
 )
-from acp_client.models import Resource, ValidationResult
+from acp_client.models import Plan, Resource
 from lsp_server.features import Feature
 from lsp_server.features.diagnostics.presenter import OpenDocument, Presenter
 from lsp_server.features.diagnostics.progress import RunProgress
 from lsp_server.features.diagnostics.publisher import CoalescingPublisher
 from lsp_server.features.diagnostics.runs import RunScheduler
 from lsp_server.features.diagnostics.store import DiagnosticsStore
-from lsp_server.roots import DECLARATION_FILE, FileKey, Placement
+from lsp_server.roots import DECLARATION_FILE, FileKey, Placement, sandbox_scope
 from lsp_server.settings import RunOn
 
 if TYPE_CHECKING:
@@ -59,6 +60,7 @@ class Diagnostics(Feature):
         self._runs = RunScheduler(self._start_run, session.spawn)
         self._filled: set[str] = set()
         self._run_when_placed: set[str] = set()  # saved or edited before being placed
+        self._sandboxes: dict[str, str | None] = {}  # plan id -> its sandbox's scope, if any
 
     @property
     def pull(self) -> bool:
@@ -91,25 +93,59 @@ class Diagnostics(Feature):
         and the current state of its ``acp.toml``."""
         await self._fill_results(client, resource)
         await self._check_config(client, resource)
+        await self._fill_sandboxes(client, resource)
 
-    async def _fill_results(self, client: AcpClient, resource: Resource) -> None:
-        results: list[ValidationResult] = []
-        cursor: str | None = None
+    async def _fill_results(
+        self, client: AcpClient, resource: Resource, plan: Plan | None = None
+    ) -> None:
+        """The latest results of the resource, or of one of its plans."""
         since = self.store.now()
+        plan_id = plan.id if plan is not None else None
         try:
-            while True:
-                page = await client.validation_list_results(resource.id, after=cursor)
-                results.extend(page.results)
-                cursor = page.next_cursor
-                if cursor is None:
-                    break
+            results = await client.latest_results(resource.id, plan=plan_id)
         except (RemoteError, ServerFault) as exc:
             # Refused, or a stored result this client cannot read: the other
             # resources (and live events for this one) must still show.
             log.warning("cannot list the results of %s: %s", resource.name, exc)
             return
-        self._filled.add(resource.id)
-        self.presenter.changed(self.store.replace(resource.id, results, since))
+        scope = resource.id if plan_id is None else self._sandboxes.get(plan_id)
+        if scope is None:
+            return
+        if plan_id is None:
+            self._filled.add(resource.id)
+        self.presenter.changed(self.store.replace(scope, results, since))
+
+    async def _fill_sandboxes(self, client: AcpClient, resource: Resource) -> None:
+        """The results of each plan whose sandbox exists, shown on its files."""
+        try:
+            plans = await client.plan_list(resource.id)
+        except (RemoteError, ServerFault) as exc:
+            log.info("cannot list the plans of %s: %s", resource.name, exc)
+            return
+        for plan in plans:
+            self.presenter.changed(self._remember(plan))
+            if plan.sandbox_root is not None:
+                await self._fill_results(client, resource, plan)
+
+    def _remember(self, plan: Plan) -> set[FileKey]:
+        """Where the plan's results show; when its sandbox goes, they go."""
+        scope = None
+        if plan.sandbox_root is not None:
+            scope = sandbox_scope(plan.resource_id, plan.sandbox_root)
+        before = self._sandboxes.get(plan.id)
+        self._sandboxes[plan.id] = scope
+        if before is not None and before != scope:
+            return self.store.replace(before, ())
+        return set()
+
+    async def _plan_scope(self, client: AcpClient, plan_id: str) -> str | None:
+        if plan_id not in self._sandboxes:
+            try:
+                self._remember(await client.plan_get(plan_id))
+            except (RemoteError, ServerFault) as exc:
+                log.info("cannot place the results of plan %s: %s", plan_id, exc)
+                return None
+        return self._sandboxes.get(plan_id)
 
     async def _check_config(self, client: AcpClient, resource: Resource) -> None:
         """Show the error of a broken ``acp.toml``, or clear it once fixed:
@@ -124,8 +160,16 @@ class Diagnostics(Feature):
 
     async def on_event(self, client: AcpClient, event: Event) -> None:
         if isinstance(event, ValidationResultEvent):
-            self.presenter.apply(event.result)
+            plan_id = event.result.plan_id
+            if plan_id is None:
+                self.presenter.apply(event.result)
+            else:
+                scope = await self._plan_scope(client, plan_id)
+                if scope is not None:
+                    self.presenter.apply(event.result, scope)
             self._observe_run(event, event.result.resource_id)
+        elif isinstance(event, PlanChanged):
+            self.presenter.changed(self._remember(event.plan))
         elif isinstance(event, ValidationStarted | ValidationCompleted):
             self._observe_run(event, event.resource_id)
         elif isinstance(event, ResourceChanged) and event.change == "unregistered":
@@ -162,7 +206,7 @@ class Diagnostics(Feature):
                 self._run_when_placed.add(uri)
             return
         self.presenter.edited(placement.key, self._document(uri), clear=settings.clear_on_edit)
-        if settings.run_on is RunOn.CHANGE:
+        if settings.run_on is RunOn.CHANGE and not placement.sandbox:
             delay = settings.debounce_ms / 1000
             self._runs.later(placement.resource.id, placement.logical_path, delay)
 
@@ -176,7 +220,7 @@ class Diagnostics(Feature):
         client = self.session.link.client
         if placement.logical_path == DECLARATION_FILE and client is not None:
             work.append(self.session.guarded(self._check_config(client, placement.resource)))
-        if run:
+        if run and not placement.sandbox:  # a sandbox copy is its plan's to validate
             work.append(self._runs.now(placement.resource.id, frozenset({placement.logical_path})))
         await asyncio.gather(*work)  # the check does not wait for the run
 

@@ -67,6 +67,7 @@ class Mark(NamedTuple):
     severity: DiagnosticSeverity
     code: str | None = None
     anchored: bool = False  # True: shown on the declaration, not where it happened
+    finding: int | None = None  # its index in ``result.findings``: the way back to its fixes
 
 
 class ConfigMark(NamedTuple):
@@ -95,8 +96,8 @@ def marks_for(result: ValidationResult) -> dict[str, list[Mark]]:
     if severity is None:
         return {}
     grouped: dict[str, list[Mark]] = {}
-    for finding in result.findings:
-        mark = _finding_mark(result, finding, severity)
+    for index, finding in enumerate(result.findings):
+        mark = _finding_mark(result, finding, severity, index)
         if not inside(mark.location.path):
             log.warning(
                 "dropping a %s finding outside its resource: %r",
@@ -114,10 +115,13 @@ def marks_for(result: ValidationResult) -> dict[str, list[Mark]]:
     return grouped
 
 
-def _finding_mark(result: ValidationResult, finding: Finding, severity: DiagnosticSeverity) -> Mark:
+def _finding_mark(
+    result: ValidationResult, finding: Finding, severity: DiagnosticSeverity, index: int
+) -> Mark:
     if finding.location is not None:
-        return Mark(result, finding.location, finding.message, severity, finding.code)
-    return Mark(result, anchor_of(result), finding.message, severity, finding.code, anchored=True)
+        return Mark(result, finding.location, finding.message, severity, finding.code, False, index)
+    anchor = anchor_of(result)
+    return Mark(result, anchor, finding.message, severity, finding.code, True, index)
 
 
 def to_diagnostic(
@@ -137,6 +141,7 @@ def to_diagnostic(
             "plan_id": result.plan_id,
             "resource_id": result.resource_id,
             "validation": result.validation,
+            "finding": mark.finding,
         },
     )
 

@@ -90,10 +90,10 @@ class Presenter:
 
     # --- what changed ------------------------------------------------------
 
-    def apply(self, result: ValidationResult) -> None:
+    def apply(self, result: ValidationResult, scope: str | None = None) -> None:
         if result.resource_id not in self.roots.resources:
             return  # a resource no folder or document of this session belongs to
-        for key in self.store.apply(result):
+        for key in self.store.apply(result, scope):
             self._on_change(key)
 
     def changed(self, keys: set[FileKey]) -> None:

@@ -9,11 +9,14 @@ import sys
 import tomllib
 from pathlib import Path
 
+import pytest
+from _pytest._code.code import ReprExceptionInfo, ReprFileLocation, ReprTraceback
+
 from acp_client.schema import render
 from acp_conformance import schema
 from acp_conformance.lsp_session import frame_problems
 from acp_conformance.options import KitOptions, base_url
-from acp_conformance.report import FAIL, PASS, SKIP, Check, Report
+from acp_conformance.report import FAIL, PASS, SKIP, Check, Report, _failure
 from acp_conformance.scratch import VALIDATIONS, write_scratch
 
 PACKAGE = Path(schema.__file__).parent
@@ -116,3 +119,25 @@ def test_the_scratch_resource_is_deterministic(tmp_path: Path) -> None:
         [sys.executable, "emit.py", "--fix"], cwd=root, capture_output=True, text=True, check=True
     ).stdout
     assert "-this line is broken" in diff and "+this line is fixed" in diff
+
+
+def test_failure_reasons_drop_only_the_assertion_prefix() -> None:
+    def reason(message: str, when: str = "call") -> str:
+        crash = ReprFileLocation("x.py", 1, message)
+        longrepr = ReprExceptionInfo(ReprTraceback([], None, "long"), crash)
+        report = pytest.TestReport("id", ("x.py", 1, "t"), {}, "failed", longrepr, when)
+        return _failure(report)
+
+    assert reason("AssertionError: wrong code\nassert False") == "wrong code"
+    assert reason("acp_conformance.kit.CallFailed: plan.preview refused") == "plan.preview refused"
+    assert reason("Failed: cannot reach it", "setup") == "(setup) cannot reach it"
+    assert reason("NameError: name 'x'") == "NameError: name 'x'"
+
+
+def test_the_wheel_ships_the_plugin_under_its_module_name() -> None:
+    """The entry point's name is its module's: ``-p acp_conformance.plugin``
+    then loads the installed plugin once instead of registering it twice."""
+    project = tomllib.loads((PACKAGE.parent / "pyproject.toml").read_text(encoding="utf-8"))
+    entry_points = project["project"]["entry-points"]["pytest11"]
+    assert entry_points == {"acp_conformance.plugin": "acp_conformance.plugin"}
+    assert "acp_conformance" in project["tool"]["hatch"]["build"]["targets"]["wheel"]["packages"]
