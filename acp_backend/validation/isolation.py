@@ -78,6 +78,16 @@ class _ForkServer:
                 return Connection(ours.detach())
         raise AssertionError("unreachable")
 
+    def warm_up(self) -> None:
+        """Start the server now, off the caller's thread: the first results
+        of a session should not wait for an interpreter to start."""
+
+        def start() -> None:
+            with self._lock, contextlib.suppress(OSError):
+                self._server()
+
+        threading.Thread(target=start, name="parse server start", daemon=True).start()
+
     def _server(self) -> socket.socket:
         if self._socket is not None and self._process is not None:
             if self._process.poll() is None:
@@ -110,6 +120,7 @@ class _ForkServer:
 
 
 _SERVER = _ForkServer()
+warm_up = _SERVER.warm_up
 
 
 async def judge_isolated(

@@ -8,6 +8,7 @@ from pathlib import Path
 from acp_backend.context import BackendContext
 from acp_backend.handlers import handles
 from acp_backend.plans.records import sandbox_root_of
+from acp_backend.validation import isolation
 from acp_backend.validation.config import CONFIG_FILE, ConfigCache, ConfigError, ValidationConfig
 from acp_backend.validation.runs import ValidationRuns
 from acp_backend.validation.selection import logical_path, select_validations
@@ -41,6 +42,7 @@ class ValidationService:
     def __init__(self, ctx: BackendContext) -> None:
         self.configs = ConfigCache()
         self._store = ctx.store
+        isolation.warm_up()  # the process that will read validators' output
         # Each validation's latest completed result per resource: what a run
         # on some files is merged into (reading it back from the store would
         # cost more than the run itself on a large repository).
