@@ -156,17 +156,30 @@ class ValidationRuns:
         self._complete(run, summary)
 
     def _record(self, run: _Run, name: str) -> ValidationResult:
+        """Store and announce a job's result. One that cannot be stored (a
+        full disk, text SQLite refuses) becomes an ``error`` result saying
+        so, which is what the summary counts: never a silent loss."""
         job = run.jobs[name]
         key = (run.target.resource_id, run.target.plan_id, name)
         if self._running.get(key, (None, None))[1] is job:
             del self._running[key]
         result = self._result_of(run, name, job)
         try:
-            self._save(result)
-            self._events.publish(ValidationResultEvent, result=result)
-        except Exception:  # a store failure must not stop the other results
+            self._store(result)
+        except Exception as exc:
             log.exception("could not record the result of %s in run %s", name, run.target.run_id)
+            message = f"its result could not be stored: {exc or type(exc).__name__}"
+            verdict = Verdict(False, message, ResultOutcome.ERROR)
+            result = make_result(run.configs[name], run.target, result.started_at, verdict)
+            try:
+                self._store(result)
+            except Exception:  # the summary still counts it; the store is failing
+                log.exception("could not record that either")
         return result
+
+    def _store(self, result: ValidationResult) -> None:
+        self._save(result)
+        self._events.publish(ValidationResultEvent, result=result)
 
     def _result_of(
         self, run: _Run, name: str, job: asyncio.Task[ValidationResult]
