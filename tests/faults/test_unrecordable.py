@@ -36,7 +36,9 @@ print(json.dumps({"version": "2.1.0", "runs": [{"results": [{
 MANY_FINDINGS = "for i in range(4000): print(f'app.py:1:1: finding number {i} ' + 'x' * 60)"
 
 
-def backend(data_dir: Path, *args: str, fsize: int | None = None) -> subprocess.CompletedProcess[str]:
+def backend(
+    data_dir: Path, *args: str, fsize: int | None = None
+) -> subprocess.CompletedProcess[str]:
     def limit() -> None:
         if fsize is not None:
             resource.setrlimit(resource.RLIMIT_FSIZE, (fsize, fsize))
@@ -46,7 +48,7 @@ def backend(data_dir: Path, *args: str, fsize: int | None = None) -> subprocess.
         capture_output=True,
         text=True,
         timeout=60,
-        preexec_fn=limit,  # noqa: PLW1509 (nothing else runs threads in this test)
+        preexec_fn=limit,
         check=False,
     )
 
