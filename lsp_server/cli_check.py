@@ -26,6 +26,7 @@ from acp_client.client import AcpClient
 from acp_client.errors import AcpError, NotFound, TransportError
 from acp_client.models import Resource, ResultOutcome, ValidationMode, ValidationResult
 from acp_client.paths import is_within, path_to_uri, real_path
+from acp_client.signals import Terminated, run_until_terminated
 from lsp_server import __version__
 from lsp_server.backend import Target, add_target_options
 from lsp_server.mapping import Mark, marks_for
@@ -105,10 +106,13 @@ def tell(message: str) -> None:
 def main(argv: Sequence[str] | None = None) -> int:
     args = parser().parse_args(argv)
     try:
-        return asyncio.run(check(args, inspect_paths(args.paths)))
+        return run_until_terminated(check(args, inspect_paths(args.paths)))
     except Unusable as exc:
         tell(str(exc))
         return UNUSABLE
+    except Terminated as exc:  # an in-process backend has ended its validators
+        tell(str(exc))
+        return exc.status
     except KeyboardInterrupt:
         return UNUSABLE
 
