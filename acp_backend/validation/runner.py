@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import logging
 import os
 import signal
 import subprocess
@@ -26,6 +27,8 @@ from pathlib import Path
 from typing import Any
 
 from acp_client.transport.http import TOKEN_ENV
+
+log = logging.getLogger(__name__)
 
 OUTPUT_CAP = 64 * 1024 * 1024
 # What a validator must never see (it could print it into a stored result).
@@ -82,6 +85,7 @@ async def run_command(
         return started
     # Nothing was awaited since the fork: from here on, every way out kills the group.
     process = started
+    LIFELINE.watch(process.pid)
     loop = asyncio.get_running_loop()
     capture = _Capture(loop, output_cap)
     exited = _exit_of(loop, process)
@@ -92,7 +96,10 @@ async def run_command(
         )
     finally:
         _kill_group(process)  # before any await: even a loop shutting down cannot skip it
-        await _to_the_end(_reap(process, capture, exited))
+        try:
+            await _to_the_end(_reap(process, capture, exited))
+        finally:
+            LIFELINE.forget(process.pid)  # dead: its id may be reused
     if not done:
         ending = Ending.TIMED_OUT
     elif capture.cap_hit.done():
@@ -131,6 +138,61 @@ def _start(
         return ProcessOutcome(
             Ending.NOT_STARTED, error=f"cannot start {_program(command)}: {exc.strerror}"
         )
+
+
+# The watcher: reads "+pgid" / "-pgid" lines; at end of input (its backend is
+# gone, even by SIGKILL), kills the groups still listed.
+_WATCHER = """
+import os, signal, sys
+groups = set()
+for line in sys.stdin:
+    (groups.add if line[0] == "+" else groups.discard)(int(line[1:]))
+for group in groups:
+    try:
+        os.killpg(group, signal.SIGKILL)
+    except OSError:
+        pass
+"""
+
+
+class Lifeline:
+    """Validators outlive a backend that dies without cleaning up (``kill -9``,
+    a crash): they lead sessions of their own. One small watcher process per
+    backend holds the other end of a pipe; when the backend dies, the pipe
+    closes and the watcher kills the groups of the validators still running."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._watcher: subprocess.Popen[bytes] | None = None
+
+    def watch(self, pgid: int) -> None:
+        self._send(f"+{pgid}\n")
+
+    def forget(self, pgid: int) -> None:
+        self._send(f"-{pgid}\n")
+
+    def _send(self, line: str) -> None:
+        if not hasattr(os, "killpg"):
+            return
+        with self._lock:
+            try:
+                if self._watcher is None or self._watcher.poll() is not None:
+                    self._watcher = subprocess.Popen(
+                        [sys.executable, "-c", _WATCHER],
+                        stdin=subprocess.PIPE,
+                        stdout=subprocess.DEVNULL,
+                        stderr=subprocess.DEVNULL,
+                        start_new_session=True,  # a terminal's signals must not end it first
+                        env={},
+                    )
+                assert self._watcher.stdin is not None
+                self._watcher.stdin.write(line.encode())
+                self._watcher.stdin.flush()
+            except OSError:  # no watcher: the backend's own cleanup still applies
+                log.warning("the validators' watcher is not running", exc_info=True)
+
+
+LIFELINE = Lifeline()
 
 
 def _program(command: tuple[str, ...] | str) -> str:

@@ -4,9 +4,10 @@ A run is one supervisor task over one job task per validation, all owned by
 the backend's ``TaskSet``. Jobs share a semaphore, so at most ``concurrency``
 validators run at once across all runs. Each job's result is published the
 moment it finishes (completion order); a cancelled job becomes a result with
-outcome ``cancelled``. Starting a validation for a resource (or plan) where
-the same validation is still running cancels the older job: saves in quick
-succession never pile up processes.
+outcome ``cancelled``, one the store refuses a result with outcome ``error``.
+Starting a validation for a resource (or plan) where the same validation is
+still running cancels the older job: saves in quick succession never pile up
+processes.
 """
 
 from __future__ import annotations

@@ -16,6 +16,7 @@ import signal
 import subprocess
 import sys
 import time
+import urllib.request
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
@@ -153,22 +154,42 @@ def test_language_server_on_stdio(setup: Setup, signum: int) -> None:
         process.stdin.close()
 
 
+def start_run_on(backend_file: Path) -> None:
+    """``validation.run`` straight to the server (discovery's short health
+    budget could fall back to an in-process backend on a loaded machine)."""
+    wait_for(backend_file.exists)
+    info = json.loads(backend_file.read_text(encoding="utf-8"))
+    request = urllib.request.Request(
+        f"http://127.0.0.1:{info['port']}/acp/v1",
+        data=json.dumps(
+            {"jsonrpc": "2.0", "id": 1, "method": "validation.run", "params": {"resource": "proj"}}
+        ).encode(),
+        headers={"Authorization": f"Bearer {info['token']}", "Content-Type": "application/json"},
+    )
+    with urllib.request.urlopen(request, timeout=30) as response:
+        assert "run_id" in json.loads(response.read())["result"]
+
+
 @pytest.mark.parametrize("signum", SIGNALS)
 def test_serve(setup: Setup, signum: int) -> None:
     serve = setup.start(*BACKEND, "--data-dir", str(setup.data), "serve")
     backend_file = setup.data / "backend.json"
     try:
-        wait_for(backend_file.exists)
-        started = subprocess.run(
-            [*BACKEND, "--data-dir", str(setup.data), "validation", "run", "proj"],
-            capture_output=True,
-            text=True,
-            timeout=30,
-            check=False,
-        )
-        assert started.returncode == 0 and "started run" in started.stdout, started.stderr
+        start_run_on(backend_file)
         ends_cleanly(setup, serve, signum)
         assert not backend_file.exists()
+    finally:
+        if serve.poll() is None:
+            serve.kill()
+            serve.wait()
+
+
+def test_kill_9_of_serve_mid_run_leaves_no_validator(setup: Setup) -> None:
+    """No cleanup can run in a SIGKILLed backend: its watcher process ends the groups."""
+    serve = setup.start(*BACKEND, "--data-dir", str(setup.data), "serve")
+    try:
+        start_run_on(setup.data / "backend.json")
+        ends_cleanly(setup, serve, signal.SIGKILL)
     finally:
         if serve.poll() is None:
             serve.kill()
