@@ -19,6 +19,7 @@ from pathlib import Path
 from acp_backend import cli_resources
 from acp_backend.cli_support import Output, Subcommands, data_dir
 from acp_backend.http_server import serve
+from acp_backend.plans import cli as plans_cli
 from acp_backend.validation import cli as validation_cli
 from acp_client.errors import AcpError
 from acp_client.signals import Terminated
@@ -57,6 +58,7 @@ def _serve(args: argparse.Namespace) -> int:
 REGISTRARS: tuple[Callable[[Subcommands], None], ...] = (
     cli_resources.register,
     validation_cli.register,
+    plans_cli.register,
     register_serve,
 )
 

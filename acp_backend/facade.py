@@ -19,7 +19,7 @@ from pydantic import ValidationError
 
 from acp_backend.context import BackendContext
 from acp_backend.eventlog import DEFAULT_RETENTION, EventLog
-from acp_backend.handlers import HANDLERS
+from acp_backend.handlers import HANDLERS, STARTUP
 from acp_backend.registry import Registry
 from acp_backend.store import Store
 from acp_client.errors import (
@@ -40,6 +40,8 @@ SERVICE_MODULES: tuple[str, ...] = (
     "acp_backend.protocol_service",
     "acp_backend.resource_service",
     "acp_backend.validation.service",
+    "acp_backend.plans.service",
+    "acp_backend.inspect.service",
 )
 
 RETENTION_ENV = "ACP_EVENT_RETENTION"
@@ -141,7 +143,14 @@ def create_facade(
     store = Store(data_dir)
     events = EventLog(store, retention=retention)
     registry = Registry(store, events)
-    return BackendFacade(BackendContext(data_dir, store, registry, events))
+    context = BackendContext(data_dir, store, registry, events)
+    try:
+        for hook in STARTUP:
+            hook(context)
+    except BaseException:
+        store.close()
+        raise
+    return BackendFacade(context)
 
 
 def _retention_from_env() -> int:

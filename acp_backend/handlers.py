@@ -34,3 +34,14 @@ def handles(method: str) -> Callable[[H], H]:
         return handler
 
     return register
+
+
+Startup = Callable[[BackendContext], None]
+STARTUP: list[Startup] = []
+
+
+def on_start(hook: Startup) -> Startup:
+    """Run ``hook`` when a backend opens its data dir (e.g. to finish what a
+    crash interrupted), before it answers anything."""
+    STARTUP.append(hook)
+    return hook

@@ -78,6 +78,32 @@ MIGRATIONS: tuple[Migration, ...] = (
             "CREATE INDEX validation_results_by_run ON validation_results(run_id)",
         ),
     ),
+    Migration(
+        2,
+        "plans, their change sets, and the lines applied plans changed",
+        (
+            """CREATE TABLE plans (
+                id TEXT PRIMARY KEY,
+                resource_id TEXT NOT NULL REFERENCES resources(id) ON DELETE CASCADE,
+                state TEXT NOT NULL,
+                worker_pid INTEGER,
+                body TEXT NOT NULL,
+                changes TEXT NOT NULL
+            )""",
+            "CREATE INDEX plans_by_resource ON plans(resource_id, state)",
+            # Lines of the new content each applied plan produced (hover provenance).
+            """CREATE TABLE plan_applied_lines (
+                plan_id TEXT NOT NULL REFERENCES plans(id) ON DELETE CASCADE,
+                resource_id TEXT NOT NULL,
+                path TEXT NOT NULL,
+                start_line INTEGER NOT NULL,
+                end_line INTEGER NOT NULL,
+                applied_at TEXT NOT NULL
+            )""",
+            """CREATE INDEX plan_applied_lines_by_path
+                ON plan_applied_lines(resource_id, path, start_line)""",
+        ),
+    ),
 )
 
 

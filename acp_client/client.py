@@ -8,9 +8,19 @@ from typing import TypeVar
 
 from pydantic import BaseModel, ValidationError
 
-from acp_client.errors import MethodNotFound, ServerFault, VersionMismatch
+from acp_client.errors import MethodNotFound, ServerFault, Unsupported, VersionMismatch
 from acp_client.events import Event, StreamReset, UnknownEvent, parse_event
-from acp_client.models import ContextInfo, Plan, PlanPreview, PlanState, Resource
+from acp_client.models import (
+    ContextInfo,
+    Decision,
+    FileEdit,
+    FindingRef,
+    Plan,
+    PlanPreview,
+    PlanState,
+    Resource,
+    ValidationResult,
+)
 from acp_client.operations import (
     OPERATIONS,
     PROTOCOL_VERSION,
@@ -19,6 +29,7 @@ from acp_client.operations import (
     InitializeResult,
     Params,
     PlanApplyParams,
+    PlanCreateParams,
     PlanExecuteParams,
     PlanListParams,
     PlanListResult,
@@ -38,6 +49,7 @@ from acp_client.operations import (
     ValidationRunParams,
     ValidationRunResult,
     alias_for,
+    canonical_method,
     version_compatible,
 )
 from acp_client.transport import Transport
@@ -53,6 +65,7 @@ class AcpClient:
     def __init__(self, transport: Transport) -> None:
         self.transport = transport
         self.server: InitializeResult | None = None
+        self._hello = InitializeParams()  # what initialize last said about this client
         # Methods the backend only knows under their A2A name.
         self._use_alias: set[str] = set()
 
@@ -69,18 +82,41 @@ class AcpClient:
     async def __aexit__(self, *_: object) -> None:
         await self.aclose()
 
+    def supports(self, method: str) -> bool:
+        """Whether the backend offers ``method`` (one of ours), as far as its
+        ``acp.initialize`` said; True before that, or when it listed nothing."""
+        offered = self._offered()
+        return offered is None or method in offered
+
+    def _offered(self) -> dict[str, str] | None:
+        """Our method name -> the name the backend listed it under; None when
+        the backend did not list its operations (an older one)."""
+        if self.server is None or not self.server.operations:
+            return None
+        return {canonical_method(name): name for name in self.server.operations}
+
     async def _call(self, params: Params, method: str, result_type: type[R]) -> R:
         assert OPERATIONS[method].params is type(params), method
         payload = params.model_dump(mode="json", exclude_none=True)
-        wire_method = alias_for(method) if method in self._use_alias else method
+        offered = self._offered()
+        if offered is not None and method not in offered and method != "acp.initialize":
+            raise Unsupported(method)  # no round trip for what it said it lacks
+        if offered is not None:
+            wire_method = offered.get(method, method)
+        else:
+            wire_method = (alias_for(method) if method in self._use_alias else None) or method
         try:
-            raw = await self.transport.call(wire_method or method, payload)
+            raw = await self.transport.call(wire_method, payload)
         except MethodNotFound:
-            # A deployment that speaks only the A2A names: retry once under that name.
+            # A deployment that did not list its operations and speaks only
+            # the A2A names: retry once under that name.
             alias = alias_for(method)
-            if alias is None or method in self._use_alias:
-                raise
-            raw = await self.transport.call(alias, payload)
+            if offered is not None or alias is None or wire_method == alias:
+                raise Unsupported(method) from None
+            try:
+                raw = await self.transport.call(alias, payload)
+            except MethodNotFound:
+                raise Unsupported(method) from None
             self._use_alias.add(method)
         try:
             return result_type.model_validate(raw)
@@ -92,11 +128,8 @@ class AcpClient:
     async def initialize(
         self, client_name: str = "acp-client", client_version: str = ""
     ) -> InitializeResult:
-        result = await self._call(
-            InitializeParams(client_name=client_name, client_version=client_version),
-            "acp.initialize",
-            InitializeResult,
-        )
+        self._hello = InitializeParams(client_name=client_name, client_version=client_version)
+        result = await self._call(self._hello, "acp.initialize", InitializeResult)
         if not version_compatible(PROTOCOL_VERSION, result.protocol_version):
             raise VersionMismatch(
                 f"backend speaks ACP {result.protocol_version}, this client {PROTOCOL_VERSION}",
@@ -104,6 +137,11 @@ class AcpClient:
             )
         self.server = result
         return result
+
+    async def last_event_id(self) -> int | None:
+        """The newest event's id now (None: no event yet), from a repeated
+        ``acp.initialize``."""
+        return (await self._call(self._hello, "acp.initialize", InitializeResult)).last_event_id
 
     async def resource_list(self) -> tuple[Resource, ...]:
         result = await self._call(ResourceListParams(), "resource.list", ResourceListResult)
@@ -159,6 +197,19 @@ class AcpClient:
         )
         return await self._call(params, "validation.list_results", ValidationListResultsResult)
 
+    async def latest_results(
+        self, resource: str, plan: str | None = None
+    ) -> list[ValidationResult]:
+        """Every validation's latest result, all pages."""
+        results: list[ValidationResult] = []
+        cursor: str | None = None
+        while True:
+            page = await self.validation_list_results(resource, plan=plan, after=cursor)
+            results.extend(page.results)
+            cursor = page.next_cursor
+            if cursor is None:
+                return results
+
     async def plan_list(
         self, resource: str | None = None, states: tuple[PlanState, ...] | None = None
     ) -> tuple[Plan, ...]:
@@ -168,20 +219,46 @@ class AcpClient:
     async def plan_get(self, plan_id: str) -> Plan:
         return await self._call(PlanRef(plan_id=plan_id), "plan.get", Plan)
 
-    async def plan_execute(
+    async def plan_create(
         self,
         resource: str,
         *,
         title: str | None = None,
         description: str = "",
-        validation: str | None = None,
-        paths: tuple[str, ...] | None = None,
+        author: str = "",
+        diff: str | None = None,
+        files: tuple[FileEdit, ...] | None = None,
+        findings: tuple[FindingRef, ...] | None = None,
+        decisions: tuple[Decision, ...] = (),
     ) -> Plan:
-        params = PlanExecuteParams(
+        """Submit a change set: exactly one of ``diff``, ``files`` or ``findings``."""
+        params = PlanCreateParams(
             resource=resource,
             title=title,
             description=description,
+            author=author,
+            diff=diff,
+            files=files,
+            findings=findings,
+            decisions=decisions,
+        )
+        return await self._call(params, "plan.create", Plan)
+
+    async def plan_execute(
+        self,
+        resource: str,
+        validation: str,
+        *,
+        title: str | None = None,
+        description: str = "",
+        paths: tuple[str, ...] | None = None,
+    ) -> Plan:
+        """Start a validation's fix in a sandbox; the plan completes through plan.changed."""
+        params = PlanExecuteParams(
+            resource=resource,
             validation=validation,
+            title=title,
+            description=description,
             paths=paths,
         )
         return await self._call(params, "plan.execute", Plan)
@@ -189,17 +266,37 @@ class AcpClient:
     async def plan_preview(self, plan_id: str) -> PlanPreview:
         return await self._call(PlanRef(plan_id=plan_id), "plan.preview", PlanPreview)
 
-    async def plan_apply(self, plan_id: str, expected_hash: str) -> Plan:
-        params = PlanApplyParams(plan_id=plan_id, expected_hash=expected_hash)
+    async def plan_apply(
+        self,
+        plan_id: str,
+        expected_hash: str,
+        *,
+        force: bool = False,
+        applied_by_client: bool = False,
+    ) -> Plan:
+        params = PlanApplyParams(
+            plan_id=plan_id,
+            expected_hash=expected_hash,
+            force=force,
+            applied_by_client=applied_by_client,
+        )
         return await self._call(params, "plan.apply", Plan)
 
     async def plan_cancel(self, plan_id: str) -> Plan:
         return await self._call(PlanRef(plan_id=plan_id), "plan.cancel", Plan)
 
     async def context_inspect(
-        self, path: str, line: int | None = None, character: int | None = None
+        self,
+        path: str,
+        line: int,
+        character: int | None = None,
+        *,
+        resource: str | None = None,
+        text: str | None = None,
     ) -> ContextInfo:
-        params = ContextInspectParams(path=path, line=line, character=character)
+        params = ContextInspectParams(
+            path=path, resource=resource, line=line, character=character, text=text
+        )
         return await self._call(params, "context.inspect", ContextInfo)
 
     # --- events -----------------------------------------------------------

@@ -112,6 +112,23 @@ class AuthenticationError(AcpError):
     kind = ErrorKind.UNAUTHORIZED
 
 
+# --- The backend does not offer it -------------------------------------------------
+
+
+class Unsupported(AcpError):
+    """The backend does not offer an operation (absent from ``acp.initialize``'s
+    list, or refused as unknown). A degraded feature, never an outage."""
+
+    kind = ErrorKind.UNSUPPORTED
+
+    def __init__(self, operation: str) -> None:
+        super().__init__(
+            f"the ACP backend does not offer {operation}",
+            remedy="upgrade the backend, or use one that implements it",
+        )
+        self.operation = operation
+
+
 # --- The backend said no --------------------------------------------------------
 
 

@@ -59,7 +59,9 @@ class PlanApplied(Event):
     method: ClassVar[str] = "plan.applied"
     plan_id: str
     resource_id: str
-    paths: tuple[str, ...]
+    paths: tuple[str, ...] = Field(description="Every path written, created or removed.")
+    forced: bool = False
+    applied_by_client: bool = False
 
 
 class ResourceChanged(Event):
@@ -78,6 +80,16 @@ class StreamReset(Event):
     reason: str
     oldest_event_id: int | None = None
 
+
+STALE_AFTER: tuple[type[Event], ...] = (
+    ValidationResultEvent,
+    PlanChanged,
+    PlanApplied,
+    ResourceChanged,
+    StreamReset,
+)
+"""Events after which what a client learnt about a file (its findings, plans,
+resource) may be out of date: caches of answers drop on them."""
 
 EVENT_TYPES: dict[str, type[Event]] = {
     cls.method: cls

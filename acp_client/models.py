@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from datetime import datetime
 from enum import StrEnum
-from typing import Annotated, Literal
+from typing import Annotated
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field
 
@@ -70,6 +70,16 @@ class Location(Model):
     character: Position = Field(description="Offset in Unicode code points.")
     end_line: Position | None = None
     end_character: Position | None = None
+
+    def covers(self, line: int, character: int | None = None) -> bool:
+        """Whether the range holds ``(line, character)`` (any of ``line`` when
+        ``character`` is None). Both ends are included, so the cursor just
+        after a word is still on it; a point (no end character) holds its
+        whole line, as editors show one."""
+        end_line = self.line if self.end_line is None else self.end_line
+        if self.end_character is None or character is None:
+            return self.line <= line <= end_line
+        return (self.line, self.character) <= (line, character) <= (end_line, self.end_character)
 
 
 class TextEdit(Model):
@@ -162,22 +172,34 @@ class ValidationSummary(Model):
 
 
 class PlanPhase(StrEnum):
-    STRATEGIZE = "strategize"
-    EXECUTE = "execute"
-    APPLY = "apply"
+    STRATEGIZE = "strategize"  # the change set is being worked out
+    EXECUTE = "execute"  # a fix command runs / validations run in the sandbox
+    APPLY = "apply"  # the change set is ready for, or reached, the real resource
 
 
 class PlanState(StrEnum):
     QUEUED = "queued"
     PROCESSING = "processing"
-    COMPLETE = "complete"
+    COMPLETE = "complete"  # ready to preview and apply
     ERRORED = "errored"
     APPLIED = "applied"
-    CONSTRAINED = "constrained"
+    CONSTRAINED = "constrained"  # a required validation failed in the sandbox
     CANCELLED = "cancelled"
 
 
+TERMINAL_PLAN_STATES = frozenset({PlanState.ERRORED, PlanState.APPLIED, PlanState.CANCELLED})
+"""States a plan never leaves."""
+
+
+class PlanOrigin(StrEnum):
+    SUBMITTED = "submitted"  # plan.create with a diff or file edits (an agent, a tool)
+    VALIDATION_FIX = "validation_fix"  # plan.execute ran a validation's fix command
+    FINDING_FIX = "finding_fix"  # plan.create from the fixes tools attached to findings
+
+
 class Decision(Model):
+    """One decision of the plan's trail, as CleverAgents records them."""
+
     question: str
     chosen: str
     alternatives: tuple[str, ...] = ()
@@ -190,6 +212,8 @@ class Plan(Model):
     resource_id: str
     title: str
     description: str = ""
+    author: str = ""
+    origin: PlanOrigin = PlanOrigin.SUBMITTED
     phase: PlanPhase
     state: PlanState
     created_at: datetime
@@ -197,47 +221,176 @@ class Plan(Model):
     source_validation: str | None = Field(
         default=None, description="The validation whose fix produced this plan, if any."
     )
-    paths: tuple[str, ...] = Field(default=(), description="Files the plan changes.")
+    paths: tuple[str, ...] = Field(
+        default=(), description="Files the plan changes (both names of a rename)."
+    )
     decisions: tuple[Decision, ...] = ()
-    error: str | None = None
+    reason: str | None = Field(
+        default=None,
+        description="Why the plan is errored, constrained or cancelled, in words to act on.",
+    )
+    sandbox_root: str | None = Field(
+        default=None,
+        description="Absolute root of the plan's sandbox while it exists; its files resolve "
+        "to the plan's resource with sandbox=true.",
+    )
+    validation_run_id: str | None = Field(
+        default=None,
+        description="The run that validated the sandbox; its results carry this plan's id "
+        "(validation.list_results with plan=).",
+    )
+    forced: bool = Field(
+        default=False, description="Applied despite being constrained (plan.apply force=true)."
+    )
+
+
+class ChangeKind(StrEnum):
+    MODIFY = "modify"
+    CREATE = "create"
+    DELETE = "delete"
+    RENAME = "rename"  # old_path -> path, possibly with edits
+
+
+class FileEdit(Model):
+    """One file's change given as edits instead of a diff (plan.create ``files``).
+
+    ``modify``: ``edits`` against the current content (or ``new_text``, the
+    whole new content). ``create``: ``new_text``. ``delete``: nothing else.
+    ``rename``: ``old_path`` plus optional ``edits``/``new_text`` on its content.
+    Each edit's ``location.path`` must be the file's ``path`` (``old_path``
+    for a rename's edits, which apply to the content before the move).
+    """
+
+    path: str
+    kind: ChangeKind = ChangeKind.MODIFY
+    old_path: str | None = None
+    edits: tuple[TextEdit, ...] = ()
+    new_text: str | None = None
+
+
+class FindingRef(Model):
+    """A fix a tool attached to a stored finding: plan.create ``findings``."""
+
+    result_id: str = Field(description="The ValidationResult's id.")
+    finding: int = Field(ge=0, description="Index into the result's findings.")
+    fix: int = Field(default=0, ge=0, description="Index into that finding's fixes.")
 
 
 class FileChange(Model):
-    path: str
-    kind: Literal["modify", "create", "delete"] = "modify"
+    """One file of a plan's change set, as plan.preview shows it."""
+
+    path: str = Field(description="The file's path after the change (the new name of a rename).")
+    kind: ChangeKind = ChangeKind.MODIFY
+    old_path: str | None = Field(default=None, description="A rename's source path.")
     base_sha256: str | None = Field(
-        default=None, description="Hash of the file as the change expects it; None for create."
+        default=None,
+        description="sha256 of the content the change expects (of old_path for a rename); "
+        "None for create.",
     )
     new_text: str | None = Field(default=None, description="Full new content; None for delete.")
-    diff: str = Field(default="", description="Unified diff, for display.")
+    diff: str = Field(default="", description="Unified diff of this file, as git writes it.")
+    edits: tuple[TextEdit, ...] = Field(
+        default=(),
+        description="Edits that turn the base content into new_text (code points, ranges on "
+        "the base; located at old_path for a rename). A create is one insertion at 0:0; a "
+        "delete has none. Non-overlapping, in document order.",
+    )
+    executable: bool = Field(default=False, description="The file is (to be) executable.")
 
 
 class PlanPreview(Model):
     plan_id: str
+    state: PlanState
     changes: tuple[FileChange, ...]
-    hash: str = Field(
-        description="Hash over the change set and each file's base content; plan.apply "
-        "must quote it back and is refused with CONFLICT if anything moved."
+    plan_hash: str = Field(
+        description="sha256 over the change set and each target file's current content; "
+        "plan.apply must quote it back and is refused with CONFLICT if anything moved."
+    )
+    moved: tuple[str, ...] = Field(
+        default=(),
+        description="Targets whose content is no longer the change set's base: applying "
+        "now would be a CONFLICT naming them.",
     )
 
 
-class ContextKind(StrEnum):
-    SNIPPET = "snippet"
-    DECISION = "decision"
-    ENTITY = "entity"
-    FINDING = "finding"
+class ContextFinding(Model):
+    """A finding of a validation's latest result that covers the inspected position."""
+
+    validation: str
+    mode: ValidationMode
+    description: str = Field(default="", description="The validation's, from its declaration.")
+    passed: bool = Field(description="Whether the result it belongs to passed.")
+    finding: Finding = Field(
+        description="Rule id (``code``), ``rule_description`` and ``help_uri`` included."
+    )
+    result_id: str
+    run_id: str
+    found_at: datetime = Field(description="When the run that produced it finished.")
+    fix_available: bool = Field(
+        description="The tool proposed a fix, or the validation declares a fix command."
+    )
+    stale: bool = Field(
+        default=False, description="The file has changed since the finding was computed."
+    )
+
+
+class ContextPlan(Model):
+    """A plan that changed the inspected line (applied) or would change it (pending)."""
+
+    plan: Plan = Field(description="Title, author, state and decisions included.")
+    applied_at: datetime | None = Field(default=None, description="None: not applied.")
+    location: Location = Field(
+        description="The lines it changed, where they are now (or would change)."
+    )
+    relocated: bool = Field(
+        default=False,
+        description="The file was edited since the apply and the lines were found again "
+        "by their content, elsewhere than recorded.",
+    )
+
+
+class EntityKind(StrEnum):
+    CLASS = "class"
+    FUNCTION = "function"
+    METHOD = "method"
+
+
+class Entity(Model):
+    """The innermost definition enclosing the position (Python only, for now)."""
+
+    id: str = Field(description="Stable id: ``py:<kind>/<module>.<qualified name>``.")
+    kind: EntityKind
+    name: str = Field(description="Qualified name inside its module (``Class.method``).")
+    signature: str = Field(description="``def f(x: int) -> str``, ``class C(Base)``.")
+    doc: str = Field(default="", description="The first line of its docstring.")
+    decorators: tuple[str, ...] = ()
+    location: Location = Field(description="Its whole range, decorators included.")
 
 
 class ContextItem(Model):
-    kind: ContextKind
+    """Other context a platform holds about the position (a snippet an agent
+    used, a note); the reference backend sends none."""
+
     title: str
     body: str = ""
     location: Location | None = None
-    plan_id: str | None = None
-    validation: str | None = None
 
 
 class ContextInfo(Model):
+    """What is known about one position, in sections a client shows in this order."""
+
     resource_id: str
-    path: str
+    path: str = Field(description="POSIX path relative to the resource root.")
+    line: Position
+    character: Position | None = Field(default=None, description="None: the whole line.")
+    findings: tuple[ContextFinding, ...] = ()
+    provenance: tuple[ContextPlan, ...] = Field(
+        default=(), description="Applied plans, newest first, then pending ones."
+    )
+    entity: Entity | None = None
     items: tuple[ContextItem, ...] = ()
+    notes: tuple[str, ...] = Field(
+        default=(),
+        description="What was not looked at, and why (a binary or too large file, a "
+        "syntax error): an empty section is then not a clean bill.",
+    )

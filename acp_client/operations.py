@@ -9,11 +9,15 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from acp_client.models import (
+    MAX_POSITION,
     ContextInfo,
+    Decision,
+    FileEdit,
     Finding,
+    FindingRef,
     Model,
     Plan,
     PlanPreview,
@@ -164,28 +168,92 @@ class PlanRef(Params):
     plan_id: str
 
 
+class PlanCreateParams(Params):
+    """Submit a change set: exactly one of ``diff``, ``files`` or ``findings``."""
+
+    resource: str
+    title: str | None = Field(
+        default=None, description="Required with diff/files; from the fixes with findings."
+    )
+    description: str = ""
+    author: str = ""
+    diff: str | None = Field(
+        default=None,
+        description="A unified diff as git diff writes it (new, deleted, renamed files, "
+        "'\\ No newline at end of file'), paths relative to the resource root.",
+    )
+    files: tuple[FileEdit, ...] | None = Field(
+        default=None, description="The change set as per-file edits."
+    )
+    findings: tuple[FindingRef, ...] | None = Field(
+        default=None,
+        description="Fixes that tools attached to findings; one ref makes a one-finding "
+        "plan. A fix overlapping an earlier one is skipped and recorded as a decision.",
+    )
+    decisions: tuple[Decision, ...] = ()
+
+    @model_validator(mode="after")
+    def _one_source(self) -> PlanCreateParams:
+        given = [name for name in ("diff", "files", "findings") if getattr(self, name) is not None]
+        if len(given) != 1:
+            raise ValueError("give exactly one of diff, files or findings")
+        if self.findings is None and not (self.title or "").strip():
+            raise ValueError("title is required with diff or files")
+        return self
+
+
 class PlanExecuteParams(Params):
     resource: str
+    validation: str = Field(
+        description="Propose a fix: run this validation's fix command in a sandbox."
+    )
     title: str | None = None
     description: str = ""
-    validation: str | None = Field(
-        default=None, description="Propose a fix: run this validation's fix command."
+    paths: tuple[str, ...] | None = Field(
+        default=None, description="Files the fix is about (for the title and the re-run)."
     )
-    paths: tuple[str, ...] | None = None
 
 
 class PlanApplyParams(Params):
     plan_id: str
-    expected_hash: str = Field(description="The hash plan.preview returned.")
+    expected_hash: str = Field(description="The plan_hash plan.preview returned.")
+    force: bool = Field(
+        default=False, description="Apply a constrained plan anyway; recorded on the plan."
+    )
+    applied_by_client: bool = Field(
+        default=False,
+        description="The client already applied the change set itself (LSP "
+        "workspace/applyEdit): the backend writes nothing, checks each target holds its "
+        "base or its new content, and records the plan applied.",
+    )
 
 
 # --- context -----------------------------------------------------------------
 
 
+MAX_INSPECT_TEXT = 2_000_000
+"""The most code points of ``text`` ``context.inspect`` accepts (and the most
+bytes of a file on disk it reads): beyond, it answers without reading."""
+
+
 class ContextInspectParams(Params):
-    path: str = Field(description="An absolute path or a file: URI.")
-    line: int | None = Field(default=None, ge=0)
-    character: int | None = Field(default=None, ge=0, description="Unicode code points.")
+    path: str = Field(
+        description="An absolute path or a file: URI; with ``resource``, a path relative "
+        "to its root is accepted too."
+    )
+    resource: str | None = Field(default=None, description="Resource id or name.")
+    line: int = Field(ge=0, le=MAX_POSITION, description="0-based.")
+    character: int | None = Field(
+        default=None,
+        ge=0,
+        le=MAX_POSITION,
+        description="Unicode code points; None: the whole line (what a client caches per line).",
+    )
+    text: str | None = Field(
+        default=None,
+        max_length=MAX_INSPECT_TEXT,
+        description="The file as the client holds it (unsaved edits), to read instead of the disk.",
+    )
 
 
 @dataclass(frozen=True)
@@ -266,11 +334,18 @@ OPERATIONS: dict[str, Operation] = {
         Operation("plan.list", PlanListParams, PlanListResult, False, "List plans."),
         Operation("plan.get", PlanRef, Plan, False, "One plan with its decisions."),
         Operation(
+            "plan.create",
+            PlanCreateParams,
+            Plan,
+            True,
+            "Submit a plan: a unified diff, file edits, or the fixes tools attached to findings.",
+        ),
+        Operation(
             "plan.execute",
             PlanExecuteParams,
             Plan,
             True,
-            "Create a plan (for example: a validation's proposed fix).",
+            "Propose a fix: run a validation's fix command in a sandbox (completes in events).",
         ),
         Operation(
             "plan.preview", PlanRef, PlanPreview, False, "The plan's change set and its guard hash."
@@ -280,9 +355,9 @@ OPERATIONS: dict[str, Operation] = {
             PlanApplyParams,
             Plan,
             True,
-            "Apply a previewed plan, all or nothing, guarded by the hash.",
+            "Apply a previewed plan, all or nothing, guarded by its hash.",
         ),
-        Operation("plan.cancel", PlanRef, Plan, True, "Cancel a plan that is not applied."),
+        Operation("plan.cancel", PlanRef, Plan, True, "Cancel a plan that has not ended yet."),
         Operation(
             "context.inspect",
             ContextInspectParams,
@@ -304,6 +379,7 @@ ALIASES: dict[str, str] = {
     "_cleveragents/validation/results": "validation.list_results",
     "_cleveragents/plan/list": "plan.list",
     "_cleveragents/plan/status": "plan.get",
+    "_cleveragents/plan/create": "plan.create",
     "_cleveragents/plan/execute": "plan.execute",
     "_cleveragents/plan/preview": "plan.preview",
     "_cleveragents/plan/apply": "plan.apply",

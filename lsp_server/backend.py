@@ -92,6 +92,30 @@ def add_target_options(parser: argparse.ArgumentParser) -> None:
 
 Connector = Callable[[], Awaitable[AcpClient]]
 
+STREAM_PROVEN_AFTER = 10.0
+"""Seconds an event stream must stay up before an outage counts as over:
+until then a backend whose requests work but whose stream keeps failing is
+still one outage (said once, backing off), not a new one every half second."""
+
+LOST_WITHOUT = {
+    "resource.resolve": "files cannot be placed in resources, so diagnostics are off",
+    "resource.list": "resources nested inside an open folder are not found",
+    "validation.list": "problems in acp.toml are not shown",
+    "validation.list_results": "stored results are not shown, only results that arrive live",
+    "validation.run": "the editor does not start validation runs (runs started elsewhere "
+    "still show)",
+    "validation.cancel": "cancelling a validation run from the editor does nothing",
+    "context.inspect": "hover shows nothing",
+    "plan.list": "plans are not listed as workspace symbols",
+    "plan.preview": "workspace symbols of plans lead to their file, not their first change",
+}
+"""What the user loses when the backend lacks an operation (said once, by name)."""
+
+
+def degraded_message(operation: str) -> str:
+    lost = LOST_WITHOUT.get(operation, "the features that need it are off")
+    return f"The ACP backend does not offer {operation}: {lost}. Everything else keeps working."
+
 
 class BackendLink:
     """Holds the current client; ``None`` while the backend is unreachable."""

@@ -5,8 +5,12 @@ declaration anchor) as the language server. Exit status: 0 when no required
 validation failed, 1 when one did, 2 when the backend could not be reached,
 a PATH is not in a registered resource, or the run did not finish in time.
 
-It registers nothing unless told: ``--register`` registers each PATH that
-is a directory outside every resource, the one mutating call it makes.
+It changes nothing unless told: ``--register`` registers each PATH that is
+a directory outside every resource; ``--fix`` applies the fixes the tools
+attached to their findings, through the same plan path as the editor
+(``plan.create`` from the findings, ``plan.preview``, ``plan.apply`` with
+the previewed hash), then runs the validations again and reports what is
+left.
 """
 
 from __future__ import annotations
@@ -24,12 +28,18 @@ from lsprotocol.types import DiagnosticSeverity
 
 from acp_client.client import AcpClient
 from acp_client.errors import AcpError, NotFound, TransportError
-from acp_client.models import Resource, ResultOutcome, ValidationMode, ValidationResult
+from acp_client.models import (
+    Resource,
+    ResultOutcome,
+    ValidationMode,
+    ValidationResult,
+)
 from acp_client.paths import is_within, path_to_uri, real_path
 from acp_client.signals import Terminated, run_until_terminated
 from lsp_server import __version__
 from lsp_server.backend import Target, add_target_options
-from lsp_server.mapping import Mark, marks_for
+from lsp_server.check_fix import apply_fixes
+from lsp_server.features.diagnostics.mapping import Mark, marks_for
 
 OK, FAILED, UNUSABLE = 0, 1, 2
 POLL_INTERVAL = 0.1
@@ -95,6 +105,12 @@ def parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "--timeout", type=float, default=600.0, help="seconds to wait for the run (default 600)"
     )
+    parser.add_argument(
+        "--fix",
+        action="store_true",
+        help="apply the fixes the tools attached to the findings (one plan per resource), "
+        "then report what is left",
+    )
     return parser
 
 
@@ -140,9 +156,15 @@ async def check(args: argparse.Namespace, given: Sequence[Given]) -> int:
         async with asyncio.timeout(args.timeout):
             for scope in scopes.values():
                 if args.no_run:
-                    results.extend(await latest(client, scope.resource.id))
+                    found = await latest(client, scope.resource.id)
                 else:
-                    results.extend(await run_and_wait(client, scope, started))
+                    found = await run_and_wait(client, scope, started)
+                if args.fix and (
+                    fixed := await apply_fixes(client, scope.resource, found, scope.covers)
+                ):
+                    tell(f"applied plan {fixed.id}: {', '.join(fixed.paths)}")
+                    found = await latest(client, scope.resource.id)  # what the fixes left
+                results.extend(found)
     except TimeoutError:
         for run_id in started:
             await client.validation_cancel(run_id)

@@ -1,21 +1,23 @@
-"""LSP handlers: translate lsprotocol messages into calls on the server.
+"""LSP handlers: the one table from LSP methods to the session and its features.
 
-Nothing here decides anything; each handler is one or two lines. Async
-handlers run as tasks, so none of them blocks the editor.
+Nothing here decides anything; each handler is one line. Async handlers run
+as tasks, so none of them blocks the editor.
 """
 
 from __future__ import annotations
 
+from typing import Any
+
 from lsprotocol import types
 
+from lsp_server.features import code_actions, diagnostics, symbols
+from lsp_server.features.code_actions.listing import COMMANDS
 from lsp_server.server import AcpLanguageServer
-
-DIAGNOSTIC_OPTIONS = types.DiagnosticOptions(
-    identifier="acp", inter_file_dependencies=False, workspace_diagnostics=True
-)
 
 
 def register(server: AcpLanguageServer) -> None:
+    # --- lifecycle and workspace (the session) -------------------------------
+
     @server.feature(types.INITIALIZE)
     def initialize(ls: AcpLanguageServer, params: types.InitializeParams) -> None:
         ls.setup(params)
@@ -56,20 +58,68 @@ def register(server: AcpLanguageServer) -> None:
     def closed(ls: AcpLanguageServer, params: types.DidCloseTextDocumentParams) -> None:
         ls.document_closed(params.text_document.uri)
 
-    @server.feature(types.TEXT_DOCUMENT_DIAGNOSTIC, DIAGNOSTIC_OPTIONS)
+    # --- diagnostics ----------------------------------------------------------
+
+    @server.feature(types.TEXT_DOCUMENT_DIAGNOSTIC, diagnostics.OPTIONS)
     async def document_diagnostic(
         ls: AcpLanguageServer, params: types.DocumentDiagnosticParams
     ) -> types.DocumentDiagnosticReport:
-        return await ls.document_report(params.text_document.uri, params.previous_result_id)
+        return await ls.diagnostics.document_report(
+            params.text_document.uri, params.previous_result_id
+        )
 
     @server.feature(types.WORKSPACE_DIAGNOSTIC)
     def workspace_diagnostic(
         ls: AcpLanguageServer, params: types.WorkspaceDiagnosticParams
     ) -> types.WorkspaceDiagnosticReport:
-        return ls.workspace_report(params.previous_result_ids)
+        return ls.diagnostics.workspace_report(params.previous_result_ids)
 
     @server.feature(types.WINDOW_WORK_DONE_PROGRESS_CANCEL)
     async def progress_cancelled(
         ls: AcpLanguageServer, params: types.WorkDoneProgressCancelParams
     ) -> None:
-        await ls.progress_cancelled(str(params.token))
+        if not await ls.commands.progress.cancelled(str(params.token)):
+            await ls.diagnostics.progress_cancelled(str(params.token))
+
+    # --- code actions and commands --------------------------------------------
+
+    @server.feature(types.TEXT_DOCUMENT_CODE_ACTION, code_actions.OPTIONS)
+    def code_action(
+        ls: AcpLanguageServer, params: types.CodeActionParams
+    ) -> list[types.CodeAction] | None:
+        return ls.code_actions.offered(params)
+
+    @server.feature(types.CODE_ACTION_RESOLVE)
+    def code_action_resolve(ls: AcpLanguageServer, action: types.CodeAction) -> types.CodeAction:
+        return ls.code_actions.resolve(action)
+
+    # --- hover ----------------------------------------------------------------
+
+    @server.feature(types.TEXT_DOCUMENT_HOVER)
+    async def hover(ls: AcpLanguageServer, params: types.HoverParams) -> types.Hover | None:
+        return await ls.hover.hover(params)
+
+    # --- workspace symbols ----------------------------------------------------
+
+    @server.feature(types.WORKSPACE_SYMBOL, symbols.OPTIONS)
+    async def workspace_symbol(
+        ls: AcpLanguageServer, params: types.WorkspaceSymbolParams
+    ) -> list[types.WorkspaceSymbol]:
+        return await ls.symbols.query(params.query)
+
+    @server.feature(types.WORKSPACE_SYMBOL_RESOLVE)
+    async def workspace_symbol_resolve(
+        ls: AcpLanguageServer, params: types.WorkspaceSymbol
+    ) -> types.WorkspaceSymbol:
+        return await ls.symbols.resolve(params)
+
+    for name in COMMANDS:
+        _command(server, name)
+
+
+def _command(server: AcpLanguageServer, name: str) -> None:
+    """``workspace/executeCommand`` for ``name``; pygls advertises exactly these."""
+
+    @server.command(name)
+    async def run(ls: AcpLanguageServer, *arguments: Any) -> object:
+        return await ls.commands.execute(name, arguments)

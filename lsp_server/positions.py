@@ -34,6 +34,25 @@ def column(line: str, code_points: int, encoding: PositionEncodingKind | str) ->
     return len(prefix.encode("utf-16-le", "surrogatepass")) // 2
 
 
+def code_points(line: str, units: int, encoding: PositionEncodingKind | str) -> int:
+    """The inverse of ``column``: an editor's ``units`` into ``line`` as code
+    points, clamped to the line. A position inside a character (between a
+    surrogate pair's halves, inside a UTF-8 sequence) means that character."""
+    if encoding == PositionEncodingKind.Utf32 or line.isascii():
+        return min(units, len(line))
+    wide = encoding == PositionEncodingKind.Utf8
+    counted = 0
+    for index, char in enumerate(line):
+        point = ord(char)
+        if wide:
+            counted += 1 if point < 0x80 else 2 if point < 0x800 else 3 if point < 0x10000 else 4
+        else:
+            counted += 2 if point > 0xFFFF else 1
+        if counted > units:
+            return index
+    return len(line)
+
+
 def convert(
     lines: Lines | None, line: int, code_points: int, encoding: PositionEncodingKind | str
 ) -> int:

@@ -12,15 +12,33 @@ from __future__ import annotations
 import logging
 import posixpath
 from dataclasses import dataclass
+from urllib.parse import quote
 
 from acp_client.client import AcpClient
 from acp_client.errors import NotFound
 from acp_client.models import Resource
-from acp_client.paths import NotAFilePath, is_within, path_to_uri, real_path
-from lsp_server.mapping import inside
-from lsp_server.store import FileKey
+from acp_client.paths import NotAFilePath, is_within, path_to_uri, real_path, relative_to
 
 log = logging.getLogger(__name__)
+
+DECLARATION_FILE = "acp.toml"
+"""Where a resource declares its validations."""
+
+FileKey = tuple[str, str]
+"""(scope, POSIX path relative to the scope's root). The scope is the
+resource id for the resource's own files, and ``sandbox_scope(...)`` for a
+copy in one of its sandboxes: a file and its sandbox copy are two files,
+each with its own diagnostics (the sandbox's come from its plan's results)."""
+
+
+def sandbox_scope(resource_id: str, sandbox_root: str) -> str:
+    return f"{resource_id}@{sandbox_root}"
+
+
+def inside(relative: str) -> bool:
+    """A relative POSIX path that stays under its root (no ``..`` escape)."""
+    normal = posixpath.normpath(relative)
+    return not relative.startswith("/") and normal != ".." and not normal.startswith("../")
 
 
 @dataclass(frozen=True, slots=True)
@@ -30,9 +48,12 @@ class Placement:
     resource: Resource
     logical_path: str
     sandbox: bool
+    sandbox_root: str | None = None  # the sandbox it lies in (sandbox True)
 
     @property
     def key(self) -> FileKey:
+        if self.sandbox_root is not None:
+            return (sandbox_scope(self.resource.id, self.sandbox_root), self.logical_path)
         return (self.resource.id, self.logical_path)
 
 
@@ -49,12 +70,20 @@ def contains(resource: Resource, path: str) -> bool:
     return any(is_within(path, root) for root in roots)
 
 
+def _sandbox_of(resource: Resource, path: str) -> str | None:
+    """The deepest sandbox root of ``resource`` holding ``path``."""
+    holding = [root for root in resource.sandbox_roots if is_within(path, root)]
+    return max(holding, key=len) if holding else None
+
+
 class Roots:
     """Placements of documents and folders, cached until the registry changes."""
 
     def __init__(self) -> None:
         self.resources: dict[str, Resource] = {}
         self._placements: dict[str, Placement | None] = {}
+        self._editor_uris: dict[FileKey, str] = {}  # the URI the editor last used per file
+        self._folders: list[tuple[str, str]] = []  # (real path, URI as the editor sent it)
 
     async def place(self, client: AcpClient, uri: str) -> Placement | None:
         """Where ``uri`` belongs, or None (other scheme, unregistered, refused).
@@ -71,8 +100,15 @@ class Roots:
         except NotFound:
             placement = None
         else:
-            placement = Placement(answer.resource, answer.logical_path, answer.sandbox)
-            if not contains(answer.resource, path) or not inside(answer.logical_path):
+            sandbox_root = _sandbox_of(answer.resource, path) if answer.sandbox else None
+            placement = Placement(
+                answer.resource, answer.logical_path, answer.sandbox, sandbox_root
+            )
+            if (
+                not contains(answer.resource, path)
+                or not inside(answer.logical_path)
+                or (answer.sandbox and sandbox_root is None)
+            ):
                 log.warning(
                     "refusing %s -> resource %s (%s): not under its roots",
                     path,
@@ -97,11 +133,37 @@ class Roots:
         self._placements.clear()
 
     def path_of(self, key: FileKey) -> str | None:
-        resource = self.resources.get(key[0])
+        resource_id, _, sandbox_root = key[0].partition("@")
+        resource = self.resources.get(resource_id)
         if resource is None:
             return None
-        return resource.root if key[1] == "." else posixpath.join(resource.root, key[1])
+        root = sandbox_root or resource.root
+        return root if key[1] == "." else posixpath.join(root, key[1])
+
+    def set_folders(self, uris: list[str]) -> None:
+        """The workspace folders as the editor names them, deepest first."""
+        pairs = [(file_path(uri), uri) for uri in uris]
+        known = [(path, uri) for path, uri in pairs if path is not None]
+        self._folders = sorted(known, key=lambda pair: len(pair[0]), reverse=True)
+
+    def note_uri(self, key: FileKey, uri: str) -> None:
+        """The editor opened this file under ``uri``: use that spelling from now on."""
+        self._editor_uris[key] = uri
 
     def uri_of(self, key: FileKey) -> str | None:
+        """The URI to publish a file under, spelled the way the editor spells
+        it (editors match diagnostics to files by URI string): the URI it
+        opened the file under, else the file's path under the workspace
+        folder that holds it (which may be a symlink to the real root), else
+        the real path's URI."""
+        noted = self._editor_uris.get(key)
+        if noted is not None:
+            return noted
         path = self.path_of(key)
-        return None if path is None else path_to_uri(path)
+        if path is None:
+            return None
+        for folder_path, folder_uri in self._folders:
+            if is_within(path, folder_path) and path != folder_path:
+                relative = quote(relative_to(path, folder_path), safe="/")
+                return f"{folder_uri.rstrip('/')}/{relative}"
+        return path_to_uri(path)

@@ -1,16 +1,17 @@
-"""``AcpLanguageServer``: the one object that owns a session's state and tasks.
+"""``AcpLanguageServer``: the session, the one object that owns shared state.
 
-Handlers (``lsp_server.handlers``) are thin and call the methods here; the
-logic lives in plain modules (store, mapping, positions, roots, publisher).
-Everything the diagnostics path asks the backend is read-only; the only
-other call is ``validation.run`` (and ``validation.cancel``), which starts or
-stops a run but changes no resource and no plan.
+It holds the backend link, the settings, what the client supports, where
+each document belongs (``roots``) and the background tasks; it follows the
+backend (connect, resync, events) and tells the features (``features/``)
+what happened. It has no feature logic of its own: handlers
+(``lsp_server.handlers``) route every LSP method to a feature.
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
+import os
 from collections.abc import Coroutine, Generator, Iterable
 from typing import Any, TypeVar
 
@@ -19,48 +20,33 @@ from pygls.lsp.server import LanguageServer
 from pygls.protocol import LanguageServerProtocol, lsp_method
 
 from acp_client.client import AcpClient
-from acp_client.errors import AcpError, RemoteError, ServerFault, TransportError
-from acp_client.events import (
-    Event,
-    ResourceChanged,
-    StreamReset,
-    ValidationCompleted,
-    ValidationResultEvent,
-    ValidationStarted,
-)
-from acp_client.models import Resource, ValidationResult
+from acp_client.errors import AcpError, TransportError, Unsupported
+from acp_client.events import Event, ResourceChanged, StreamReset
+from acp_client.models import Resource
 from acp_client.paths import is_within
 from lsp_server import __version__
-from lsp_server.backend import BackendLink, Backoff, Connector
-from lsp_server.diagnostics import OpenDocument, Presenter
-from lsp_server.mapping import DECLARATION_FILE
-from lsp_server.progress import RunProgress
-from lsp_server.publisher import CoalescingPublisher
-from lsp_server.roots import Placement, Roots, file_path
-from lsp_server.runs import RunScheduler
-from lsp_server.settings import SECTION, RunOn, Settings, parse_settings, unwrap_section
-from lsp_server.store import DiagnosticsStore, FileKey
+from lsp_server.backend import (
+    STREAM_PROVEN_AFTER,
+    BackendLink,
+    Backoff,
+    Connector,
+    degraded_message,
+)
+from lsp_server.capabilities import ClientSupport, as_it_behaves
+from lsp_server.features import Feature
+from lsp_server.features.code_actions import CodeActions
+from lsp_server.features.commands import Commands
+from lsp_server.features.diagnostics import Diagnostics
+from lsp_server.features.hover import Hover
+from lsp_server.features.symbols import Symbols
+from lsp_server.roots import DECLARATION_FILE, Placement, Roots, file_path
+from lsp_server.settings import SECTION, Settings, parse_settings, unwrap_section
 
 log = logging.getLogger(__name__)
 
 T = TypeVar("T")
 
 REGISTER_HINT = "acp-backend resource add {path}"
-
-
-def pulls(capabilities: types.ClientCapabilities) -> bool:
-    """Pull only when the client can pull *and* can be told to pull again:
-    a pull client without ``workspace/diagnostic/refresh`` would show new
-    results only when it next happens to ask, so it is better served by push."""
-    text = capabilities.text_document
-    workspace = capabilities.workspace
-    return bool(
-        text is not None
-        and text.diagnostic is not None
-        and workspace is not None
-        and workspace.diagnostics is not None
-        and workspace.diagnostics.refresh_support
-    )
 
 
 class AcpProtocol(LanguageServerProtocol):
@@ -70,8 +56,11 @@ class AcpProtocol(LanguageServerProtocol):
     def lsp_initialize(
         self, params: types.InitializeParams
     ) -> Generator[Any, Any, types.InitializeResult]:
-        result = yield from super().lsp_initialize(params)
-        if not self._server.pull:
+        behaves = as_it_behaves(params)
+        if behaves is not params:
+            log.info("client %s: counting columns as it does (ADR 0013)", params.client_info)
+        result = yield from super().lsp_initialize(behaves)
+        if not self._server.support.pull_diagnostics:
             # Advertising pull to a push client would make it ask, and show both.
             result.capabilities.diagnostic_provider = None
         return result
@@ -82,35 +71,44 @@ class AcpLanguageServer(LanguageServer):
         super().__init__("acp-lsp", __version__, protocol_cls=AcpProtocol)
         self.link = BackendLink(connector)
         self.settings = Settings()
-        self.pull = False
-        self.store = DiagnosticsStore()
+        self.support = ClientSupport()
         self.roots = Roots()
-        self.presenter = Presenter(
-            self.store, self.roots, types.PositionEncodingKind.Utf16, self._changed
-        )
-        self._publisher: CoalescingPublisher[FileKey] = CoalescingPublisher(self._publish)
-        self._refresher: CoalescingPublisher[str] = CoalescingPublisher(self._refresh)
-        self._run_progress = RunProgress(self.work_done_progress, self._cancel_run)
         self._tasks: set[asyncio.Task[Any]] = set()
-        self._runs = RunScheduler(self._start_run, self._spawn)
         self._placed: dict[str, Placement] = {}
-        self._run_when_placed: set[str] = set()  # saved or edited before being placed
         self._sync_lock = asyncio.Lock()
-        self._filled: set[str] = set()
-        self._in_play: set[str] = set()
+        self._in_play: dict[str, Resource] = {}
         self._announced: set[str] = set()
+        self._degraded: set[str] = set()  # operations the backend lacks, said once each
         self._last_event_id: int | None = None
-        self._outage_said = False
+        self._outage_said = False  # for the current outage, until the stream proves healthy
+        self._up_logged = False  # "connected"/"back" logged since the last outage was said
         self._init_options: object = None
         self._settings_message: str | None = None
         self._stopping: asyncio.Task[None] | None = None
+        self.diagnostics = Diagnostics(self)
+        self.code_actions = CodeActions(self, self.diagnostics)
+        self.commands = Commands(self, self.code_actions)
+        self.hover = Hover(self)
+        self.symbols = Symbols(self)
+        self.features: tuple[Feature, ...] = (
+            self.diagnostics,
+            self.code_actions,
+            self.commands,
+            self.hover,
+            self.symbols,
+        )
+
+    @property
+    def encoding(self) -> str:
+        """The position encoding negotiated at ``initialize``."""
+        negotiated = self.workspace.position_encoding or types.PositionEncodingKind.Utf16
+        return types.PositionEncodingKind(negotiated).value
 
     # --- lifecycle ---------------------------------------------------------
 
     def setup(self, params: types.InitializeParams) -> None:
-        """At ``initialize``: decide push/pull and encoding, read initial settings."""
-        self.pull = pulls(params.capabilities)
-        self.presenter.encoding = self.workspace.position_encoding or "utf-16"
+        """At ``initialize``: what the client supports, and initial settings."""
+        self.support = ClientSupport.of(params)
         self._init_options = unwrap_section(params.initialization_options)
         self._apply_settings(self._init_options)
 
@@ -119,8 +117,9 @@ class AcpLanguageServer(LanguageServer):
         await self.reload_settings(None)
         if self._stopping is not None:
             return  # shut down while the editor was answering
-        self._spawn(self._follow_backend())
-        self._spawn(self._run_progress.run())
+        for feature in self.features:
+            feature.start()
+        self.spawn(self._follow_backend())
 
     def stop(self) -> None:
         """At ``shutdown``: start the cleanup (cancel and await the background
@@ -132,16 +131,15 @@ class AcpLanguageServer(LanguageServer):
             self._stopping = asyncio.create_task(self._stop())
 
     async def _stop(self) -> None:
-        self._publisher.close()
-        self._refresher.close()
-        self._runs.close()
+        for feature in self.features:
+            feature.close()
         tasks = list(self._tasks)
         for task in tasks:
             task.cancel()
         await asyncio.gather(*tasks, return_exceptions=True)
         await self.link.drop()
 
-    def _spawn(self, coroutine: Coroutine[Any, Any, T]) -> asyncio.Task[T]:
+    def spawn(self, coroutine: Coroutine[Any, Any, T]) -> asyncio.Task[T]:
         """A background task, referenced until done and cancelled on shutdown."""
         task = asyncio.create_task(coroutine)
         self._tasks.add(task)
@@ -154,7 +152,7 @@ class AcpLanguageServer(LanguageServer):
         """Initial options, overlaid with the ``acp`` section the editor holds
         (asked for when it can answer, else what it pushed)."""
         raw = pushed
-        if self._client_can("workspace.configuration"):
+        if self.support.configuration:
             try:
                 answer = await self.workspace_configuration_async(
                     types.ConfigurationParams(items=[types.ConfigurationItem(section=SECTION)])
@@ -182,8 +180,8 @@ class AcpLanguageServer(LanguageServer):
     # --- the backend -------------------------------------------------------
 
     async def _follow_backend(self) -> None:
-        """Connect, fill the store, follow events; on an outage back off and
-        start over (a fresh discovery, a full resync, events resumed)."""
+        """Connect, resync, follow events; on an outage back off and start
+        over (a fresh discovery, a full resync, events resumed)."""
         backoff = Backoff()
         while True:
             events: asyncio.Task[None] | None = None
@@ -196,12 +194,13 @@ class AcpLanguageServer(LanguageServer):
                     # the first event): an empty log, or a backend that does
                     # not say.
                     self._last_event_id = answer.last_event_id or 0
-                events = self._spawn(self._consume_events(client))
+                events = self.spawn(self._consume_events(client))
                 await self.sync(client)
-                again = "back" if self._outage_said else "connected"
-                self.log_to_client(f"ACP backend {again}: {client.description}")
-                self._outage_said = False
-                backoff.reset()
+                self._connected(client)
+                done, _ = await asyncio.wait({events}, timeout=STREAM_PROVEN_AFTER)
+                if not done:  # healthy for a while: a next outage is a new one
+                    self._outage_said = False
+                    backoff.reset()
                 await events
             except asyncio.CancelledError:
                 raise
@@ -213,6 +212,8 @@ class AcpLanguageServer(LanguageServer):
             finally:
                 if events is not None and not events.done():
                     events.cancel()
+            for feature in self.features:
+                feature.backend_lost()
             await self.link.drop()
             await asyncio.sleep(backoff.next())
 
@@ -230,275 +231,204 @@ class AcpLanguageServer(LanguageServer):
         raise TransportError("the ACP event stream ended")
 
     async def on_event(self, client: AcpClient, event: Event) -> None:
-        if isinstance(event, ValidationResultEvent):
-            self.presenter.apply(event.result)
-            self._observe_run(event, event.result.resource_id)
-        elif isinstance(event, ValidationStarted | ValidationCompleted):
-            self._observe_run(event, event.resource_id)
-        elif isinstance(event, ResourceChanged):
-            await self._resource_changed(client, event)
-        elif isinstance(event, StreamReset):
+        if isinstance(event, ResourceChanged):
+            self.roots.invalidate()
+            if event.change == "unregistered":
+                self.roots.forget(event.resource.id)
+        for feature in self.features:
+            await feature.on_event(client, event)
+        if isinstance(event, StreamReset):
             log.info("event stream reset (%s): resyncing", event.reason)
             await self.sync(client)
-
-    def _observe_run(
-        self,
-        event: ValidationStarted | ValidationResultEvent | ValidationCompleted,
-        resource_id: str,
-    ) -> None:
-        if resource_id in self.roots.resources and self._wants_progress():
-            self._run_progress.observe(event)
-
-    async def _resource_changed(self, client: AcpClient, event: ResourceChanged) -> None:
-        self.roots.invalidate()
-        if event.change == "unregistered":
-            self.roots.forget(event.resource.id)
-            self.presenter.changed(self.store.forget_resource(event.resource.id))
-        await self.sync(client)
+        elif isinstance(event, ResourceChanged):
+            await self.sync(client)
 
     async def sync(self, client: AcpClient) -> None:
-        """Place folders and open documents again, then fill the store from
-        the backend's latest results for every resource in play. One at a
-        time: startup, folder changes and registry events may all ask."""
+        """Place folders and open documents again, then let every feature
+        rebuild from the backend for the resources in play. One at a time:
+        startup, folder changes and registry events may all ask."""
         async with self._sync_lock:
-            await self._sync(client)
+            resources = await self._place_all(client)
+            for resource_id in self._in_play.keys() - resources.keys():
+                # Its folder was removed or it was unregistered: no more updates.
+                self.roots.forget(resource_id)
+                gone = self._in_play.pop(resource_id)
+                self.log_to_client(f"ACP resource out of play: {gone.name} ({gone.root})")
+            for resource in resources.values():
+                if resource.id not in self._in_play:
+                    self.log_to_client(f"ACP resource in play: {resource.name} ({resource.root})")
+            self._in_play = resources
+            for feature in self.features:
+                await feature.resync(client, resources)
 
-    async def _sync(self, client: AcpClient) -> None:
+    async def _place_all(self, client: AcpClient) -> dict[str, Resource]:
+        """The resources in play: the folders' own, those nested in them and
+        those of open documents."""
+        if not client.supports("resource.resolve"):
+            self.degraded("resource.resolve")
+            return {}
+        self.roots.set_folders(self.folder_uris())
         folders = self.folder_paths()
         resources: dict[str, Resource] = {}
         unregistered: list[str] = []
-        for folder in folders:
-            placement = await self.roots.place(client, folder)
-            if placement is None:
-                unregistered.append(folder)
-            else:
-                resources[placement.resource.id] = placement.resource
-        for resource in await client.resource_list():
-            # Resources nested inside an open folder are in play too.
-            if any(is_within(resource.root, folder) for folder in folders):
-                self.roots.remember(resource)
-                resources[resource.id] = resource
-        self._filled.clear()
-        for uri in list(self.workspace.text_documents):
-            placement = await self._place_document(client, uri)
-            if placement is not None:
-                resources[placement.resource.id] = placement.resource
-        self._announce_unregistered(unregistered)
-        for resource in resources.values():
-            await self.fill(client, resource)
-        await self._run_placed()
-
-    async def fill(self, client: AcpClient, resource: Resource) -> None:
-        """Replace a resource's diagnostics with the backend's latest results
-        and the current state of its ``acp.toml``."""
-        if resource.id not in self._in_play:
-            self._in_play.add(resource.id)
-            self.log_to_client(f"ACP resource in play: {resource.name} ({resource.root})")
-        await self._fill_results(client, resource)
-        await self._check_config(client, resource)
-
-    async def _fill_results(self, client: AcpClient, resource: Resource) -> None:
-        results: list[ValidationResult] = []
-        cursor: str | None = None
-        since = self.store.now()
         try:
-            while True:
-                page = await client.validation_list_results(resource.id, after=cursor)
-                results.extend(page.results)
-                cursor = page.next_cursor
-                if cursor is None:
-                    break
-        except (RemoteError, ServerFault) as exc:
-            # Refused, or a stored result this client cannot read: the other
-            # resources (and live events for this one) must still show.
-            log.warning("cannot list the results of %s: %s", resource.name, exc)
-            return
-        self._filled.add(resource.id)
-        self.presenter.changed(self.store.replace(resource.id, results, since))
+            for folder in folders:
+                placement = await self.roots.place(client, folder)
+                if placement is None:
+                    unregistered.append(folder)
+                else:
+                    resources[placement.resource.id] = placement.resource
+            for resource in await self.if_offered(client.resource_list()) or ():
+                if any(is_within(resource.root, folder) for folder in folders):
+                    self.roots.remember(resource)
+                    resources[resource.id] = resource
+            for uri in list(self.workspace.text_documents):
+                placement = await self._place_document(client, uri)
+                if placement is not None:
+                    resources[placement.resource.id] = placement.resource
+        except Unsupported as exc:  # a backend that did not list its operations
+            self.degraded(exc.operation)
+            return {}
+        self._announce_unregistered(unregistered, resources.values())
+        return resources
 
-    async def _check_config(self, client: AcpClient, resource: Resource) -> None:
-        """Show the error of a broken ``acp.toml``, or clear it once fixed:
-        the backend keeps the last valid declarations in force and says so
-        only when asked (``validation.list``)."""
-        try:
-            listed = await client.validation_list(resource.id)
-        except (RemoteError, ServerFault) as exc:
-            log.warning("cannot list the validations of %s: %s", resource.name, exc)
-            return
-        self.presenter.changed(self.store.set_config_error(resource.id, listed.config_error))
-
-    def folder_paths(self) -> list[str]:
-        uris = list(self.workspace.folders) or (
+    def folder_uris(self) -> list[str]:
+        """The workspace folders' URIs (the root URI for a client without folders)."""
+        return list(self.workspace.folders) or (
             [self.workspace.root_uri] if self.workspace.root_uri else []
         )
-        return [path for path in (file_path(uri) for uri in uris) if path is not None]
 
-    def _announce_unregistered(self, folders: Iterable[str]) -> None:
-        new = [folder for folder in folders if folder not in self._announced]
-        if not new:
-            return
-        self._announced.update(new)
-        names = ", ".join(new)
-        commands = "; ".join(REGISTER_HINT.format(path=folder) for folder in new)
-        self.say(
-            f"ACP: {names} {'is' if len(new) == 1 else 'are'} not in a registered resource, so "
-            f"validation diagnostics are off there. Register with: {commands}. The language "
-            "server picks it up without a restart.",
-            types.MessageType.Info,
-        )
+    def folder_paths(self) -> list[str]:
+        return [path for path in map(file_path, self.folder_uris()) if path is not None]
+
+    def _announce_unregistered(self, folders: Iterable[str], known: Iterable[Resource]) -> None:
+        """Once per folder. A folder that declares validations (has an
+        ``acp.toml``) gets a message; any other only a log line, so an
+        editor started in an unrelated project is not nagged."""
+        resources = list(known)
+        for folder in folders:
+            if folder in self._announced:
+                continue
+            self._announced.add(folder)
+            nested = sorted(r.name for r in resources if is_within(r.root, folder))
+            where = (
+                f"diagnostics show only inside its registered resource(s) {', '.join(nested)}"
+                if nested
+                else "validation diagnostics are off there"
+            )
+            text = (
+                f"ACP: {folder} is not in a registered resource, so {where}. Register it "
+                f"with: {REGISTER_HINT.format(path=folder)}. The language server picks it up "
+                "without a restart."
+            )
+            if os.path.isfile(os.path.join(folder, DECLARATION_FILE)):
+                self.say(text, types.MessageType.Info)
+            else:
+                self.log_to_client(text)
 
     def _outage(self, exc: Exception) -> None:
         log.warning("ACP backend unavailable: %s", exc)
         if not self._outage_said:
             self._outage_said = True
+            self._up_logged = False
             self.say(
                 f"ACP backend unavailable: {exc}. Diagnostics stay as they were and update "
                 "when it is back; the language server reconnects by itself.",
                 types.MessageType.Warning,
             )
 
+    def _connected(self, client: AcpClient) -> None:
+        if not self._up_logged:
+            self._up_logged = True
+            again = "back" if self._outage_said else "connected"
+            self.log_to_client(f"ACP backend {again}: {client.description}")
+
+    def degraded(self, operation: str) -> None:
+        """The backend lacks ``operation``: say once what that turns off."""
+        if operation not in self._degraded:
+            self._degraded.add(operation)
+            self.say(degraded_message(operation), types.MessageType.Warning)
+
     # --- documents ---------------------------------------------------------
 
     async def folders_changed(self) -> None:
         client = self.link.client
         if client is not None:
-            await self._guarded(self.sync(client))
+            await self.guarded(self.sync(client))
 
     async def document_opened(self, uri: str) -> None:
         client = self.link.client
         if client is None:
             return
-        placement = await self._guarded(self._place_document(client, uri))
-        if placement is not None and placement.resource.id not in self._filled:
-            await self._guarded(self.fill(client, placement.resource))
-        await self._run_placed()
+        placement = await self.guarded(self._place_document(client, uri))
+        if placement is not None:
+            for feature in self.features:
+                await feature.document_opened(uri, placement)
 
     async def _place_document(self, client: AcpClient, uri: str) -> Placement | None:
         placement = await self.roots.place(client, uri)
         previous = self._placed.pop(uri, None)
         if previous is not None and (placement is None or previous.key != placement.key):
-            self.presenter.closed(previous.key)
+            for feature in self.features:
+                feature.document_unplaced(uri, previous)
         if placement is None:
             return None
         self._placed[uri] = placement
-        self.presenter.opened(
-            placement.key, self._document(uri), clear_stale=self.settings.clear_on_edit
-        )
+        self.roots.note_uri(placement.key, uri)
+        for feature in self.features:
+            feature.document_placed(uri, placement)
         return placement
 
     def document_changed(self, uri: str) -> None:
         placement = self._placed.get(uri)
-        if placement is None:
-            if self.settings.run_on is RunOn.CHANGE:
-                self._run_when_placed.add(uri)
-            return
-        self.presenter.edited(placement.key, self._document(uri), clear=self.settings.clear_on_edit)
-        if self.settings.run_on is RunOn.CHANGE:
-            delay = self.settings.debounce_ms / 1000
-            self._runs.later(placement.resource.id, placement.logical_path, delay)
+        for feature in self.features:
+            feature.document_edited(uri, placement)
 
     async def document_saved(self, uri: str) -> None:
-        run = self.settings.run_on is RunOn.SAVE
-        placement = await self._placement(uri)
-        if placement is None:
-            if run:
-                self._run_when_placed.add(uri)  # e.g. saved before the backend connected
-            return
-        work: list[Coroutine[Any, Any, object]] = []
-        client = self.link.client
-        if placement.logical_path == DECLARATION_FILE and client is not None:
-            work.append(self._guarded(self._check_config(client, placement.resource)))
-        if run:
-            work.append(self._runs.now(placement.resource.id, frozenset({placement.logical_path})))
-        await asyncio.gather(*work)  # the check does not wait for the run
-
-    async def _run_placed(self) -> None:
-        """The runs that saves and edits asked for before their documents
-        were placed: one per resource, covering all of its paths."""
-        due: dict[str, set[str]] = {}
-        for uri in [uri for uri in self._run_when_placed if uri in self._placed]:
-            self._run_when_placed.discard(uri)
-            placement = self._placed[uri]
-            due.setdefault(placement.resource.id, set()).add(placement.logical_path)
-        for resource_id, paths in due.items():
-            await self._runs.now(resource_id, frozenset(paths))
+        placement = await self.placement(uri)
+        await asyncio.gather(*(feature.document_saved(uri, placement) for feature in self.features))
 
     def document_closed(self, uri: str) -> None:
-        self._run_when_placed.discard(uri)
         placement = self._placed.pop(uri, None)
-        if placement is not None:
-            self.presenter.closed(placement.key)
+        for feature in self.features:
+            feature.document_closed(uri, placement)
 
-    async def _placement(self, uri: str) -> Placement | None:
+    def placed(self, uri: str) -> Placement | None:
+        """Where an open document was placed (None: not, or not yet)."""
+        return self._placed.get(uri)
+
+    async def placement(self, uri: str) -> Placement | None:
         """The document's placement; resolved now if its didOpen is still
         resolving (a save or a pull right after opening)."""
         placement = self._placed.get(uri)
         client = self.link.client
         if placement is None and client is not None:
-            placement = await self._guarded(self.roots.place(client, uri))
+            placement = await self.guarded(self.roots.place(client, uri))
         return placement
-
-    def _document(self, uri: str) -> OpenDocument:
-        document = self.workspace.get_text_document(uri)
-        return OpenDocument(uri, document.version, document.source)
-
-    # --- runs --------------------------------------------------------------
-
-    async def _start_run(self, resource_id: str, paths: frozenset[str]) -> None:
-        client = self.link.client
-        if client is not None:
-            await self._guarded(client.validation_run(resource_id, paths=tuple(sorted(paths))))
-
-    async def _cancel_run(self, run_id: str) -> None:
-        client = self.link.client
-        if client is not None:
-            await self._guarded(client.validation_cancel(run_id))
-
-    async def progress_cancelled(self, token: str) -> None:
-        await self._run_progress.cancel(token)
-
-    # --- sending -----------------------------------------------------------
-
-    def _changed(self, key: FileKey) -> None:
-        if self.pull:
-            self._refresher.changed("workspace")
-        else:
-            self._publisher.changed(key)
-
-    def _publish(self, key: FileKey) -> None:
-        params = self.presenter.publish_params(key)
-        if params is not None:
-            self.text_document_publish_diagnostics(params)
-
-    def _refresh(self, _: str) -> None:
-        self.workspace_diagnostic_refresh(None)
-
-    async def document_report(
-        self, uri: str, previous: str | None
-    ) -> types.DocumentDiagnosticReport:
-        placement = await self._placement(uri)
-        if placement is None:
-            return types.RelatedFullDocumentDiagnosticReport(items=[])
-        return self.presenter.document_report(placement.key, previous)
-
-    def workspace_report(
-        self, previous: Iterable[types.PreviousResultId]
-    ) -> types.WorkspaceDiagnosticReport:
-        known = {item.uri: item.value for item in previous}
-        return types.WorkspaceDiagnosticReport(items=self.presenter.workspace_reports(known))
 
     # --- helpers -----------------------------------------------------------
 
-    async def _guarded(self, call: Coroutine[Any, Any, T]) -> T | None:
+    async def guarded(self, call: Coroutine[Any, Any, T]) -> T | None:
         """Await a backend call from a handler: an outage is said once, a
         refusal is logged; neither reaches the editor as a failure."""
         try:
             return await call
         except TransportError as exc:
             self._outage(exc)
+        except Unsupported as exc:
+            self.degraded(exc.operation)
         except AcpError as exc:
             log.warning("ACP refused: %s", exc)
         return None
+
+    async def if_offered(self, call: Coroutine[Any, Any, T]) -> T | None:
+        """Await a backend call whose operation the backend may lack (said
+        once, None); outages propagate to the caller."""
+        try:
+            return await call
+        except Unsupported as exc:
+            self.degraded(exc.operation)
+            return None
 
     def say(self, message: str, kind: types.MessageType) -> None:
         self.window_show_message(types.ShowMessageParams(type=kind, message=message))
@@ -507,14 +437,3 @@ class AcpLanguageServer(LanguageServer):
         self.window_log_message(
             types.LogMessageParams(type=types.MessageType.Info, message=message)
         )
-
-    def _wants_progress(self) -> bool:
-        return self.settings.progress and self._client_can("window.work_done_progress")
-
-    def _client_can(self, dotted: str) -> bool:
-        node: object = self.client_capabilities
-        for part in dotted.split("."):
-            node = getattr(node, part, None)
-            if node is None:
-                return False
-        return bool(node)

@@ -8,9 +8,12 @@ from __future__ import annotations
 
 import argparse
 import json
+import shutil
 from typing import Any
 
 from acp_backend.cli_support import Output, Subcommands, client_command, file_path, format_table
+from acp_backend.validation.presets import PRESETS, preset_names
+from acp_backend.validation.runner import validator_environment
 from acp_client import AcpClient
 from acp_client.errors import StreamDropped
 from acp_client.events import StreamReset, ValidationCompleted, ValidationResultEvent
@@ -35,6 +38,13 @@ def register(subcommands: Subcommands) -> None:
     listing.add_argument("resource", help="the resource's name or id")
     listing.add_argument("--json", action="store_true", help="print the ACP result as JSON")
     listing.set_defaults(run=client_command(_list))
+
+    presets = actions.add_parser(
+        "presets", help="the tools acp.toml can name with preset = ..., and what each expands to"
+    )
+    presets.add_argument("name", nargs="?", help="show one preset's fields in full")
+    presets.add_argument("--json", action="store_true", help="print the presets as JSON")
+    presets.set_defaults(run=_presets)
 
     run = actions.add_parser("run", help="run a resource's validations")
     run.add_argument("resource", help="the resource's name or id")
@@ -75,6 +85,27 @@ async def _list(client: AcpClient, args: argparse.Namespace) -> str:
         for v in listed.validations
     ]
     return "\n".join([*lines, format_table(["NAME", "MODE", "APPLIES TO", "DESCRIPTION"], rows)])
+
+
+def _presets(args: argparse.Namespace) -> str | Output:
+    chosen = [PRESETS[args.name]] if args.name in PRESETS else list(PRESETS.values())
+    if args.name is not None and args.name not in PRESETS:
+        return Output(f"no preset {args.name!r}; known: {preset_names()}", 2)
+    if args.json:
+        return _json({p.name: {"install": p.install, **p.fields} for p in chosen})
+    if args.name is None:
+        search = validator_environment().get("PATH")
+        rows = [
+            [p.name, "yes" if shutil.which(p.executable, path=search) else "no", p.summary]
+            for p in chosen
+        ]
+        usage = "In acp.toml: [[validations]] with preset = NAME and a mode; fields override it."
+        return "\n".join([format_table(["PRESET", "INSTALLED", "WHAT"], rows), "", usage])
+    (preset,) = chosen
+    lines = [f"# {preset.summary}", f"# needs {preset.executable}: {preset.install}"]
+    lines += ["[[validations]]", f'preset = "{preset.name}"']
+    lines += [f"# {key} = {_toml(value)}" for key, value in preset.fields.items()]
+    return "\n".join(lines)
 
 
 async def _run(client: AcpClient, args: argparse.Namespace) -> str | Output:
@@ -184,6 +215,17 @@ def _summary_line(run_id: str, summary: ValidationSummary) -> str:
 
 def _required_failure(result: ValidationResult) -> bool:
     return result.mode is ValidationMode.REQUIRED and not result.passed
+
+
+def _toml(value: Any) -> str:
+    """A preset's field as it would be written in acp.toml."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, list):
+        return "[" + ", ".join(map(_toml, value)) + "]"
+    if isinstance(value, dict):
+        return "{ " + ", ".join(f"{json.dumps(k)} = {_toml(v)}" for k, v in value.items()) + " }"
+    return json.dumps(value, ensure_ascii=False)
 
 
 def _json(value: Any) -> str:

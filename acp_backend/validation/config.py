@@ -10,6 +10,7 @@ from __future__ import annotations
 import logging
 import re
 import tomllib
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from enum import StrEnum
 from pathlib import Path
@@ -17,18 +18,24 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
-from acp_client.models import Location, ValidationMode, ValidationSpec
+from acp_backend.validation.presets import PRESETS, preset_names
+from acp_client.models import Location, SeverityHint, ValidationMode, ValidationSpec
 
 log = logging.getLogger(__name__)
 
 CONFIG_FILE = "acp.toml"
 DEFAULT_TIMEOUT = 120.0
+FILES_PLACEHOLDER = "{files}"
+
+
+MAX_TIMEOUT = 24 * 3600.0  # a day: beyond it "no limit" is what was meant, and refused
 
 
 class ColumnUnit(StrEnum):
     UTF16 = "utf-16"
     CODE_POINTS = "code-points"
     BYTES = "bytes"
+    DISPLAY = "display"  # terminal cells: tab stops of 8, wide characters 2 (gcc)
 
 
 class OutputFormat(StrEnum):
@@ -36,19 +43,30 @@ class OutputFormat(StrEnum):
     PATTERN = "pattern"
     EXIT_CODE = "exit-code"
     ACP_JSON = "acp-json"
+    CHECKSTYLE = "checkstyle"
+    JSON = "json"
+
+
+class Stream(StrEnum):
+    STDOUT = "stdout"
+    STDERR = "stderr"
+    BOTH = "both"
 
 
 PATTERN_GROUPS = frozenset(
     {"path", "line", "column", "end_line", "end_column", "message", "code", "severity"}
 )
 
-# GNU style, ``file:line[:column]: [severity:] message [code]``: mypy, gcc, flake8,
-# pylint's parseable output. Columns 1-based.
+# GNU style, ``file:line[:column]: [severity:] message``: mypy, gcc, flake8,
+# pylint's parseable output. Columns 1-based. Linear: no part can match what
+# the next one could, and a trailing ``[code]`` is split off without a regex
+# (``parsers.pattern``), because ``.*?`` before optional trailing groups
+# backtracks quadratically on long runs of spaces.
 DEFAULT_PATTERN = re.compile(
-    r"^(?P<path>[^:\n]+?):(?P<line>\d+):(?:(?P<column>\d+):)?"
-    r"(?:(?P<end_line>\d+):(?P<end_column>\d+):)?\s*"
-    r"(?:(?P<severity>fatal error|error|warning|note|info|hint)\s*:\s*)?"
-    r"(?P<message>.*?)(?:\s+\[(?P<code>[^\]\s]+)\])?\s*$"
+    r"^(?P<path>[^:\n]+):(?P<line>\d+):(?:(?P<column>\d+):)?"
+    r"(?:(?P<end_line>\d+):(?P<end_column>\d+):)?[ \t]*"
+    r"(?:(?P<severity>fatal error|error|warning|note|info|hint)[ \t]*:)?"
+    r"(?P<message>.*)"
 )
 
 
@@ -64,6 +82,16 @@ class ConfigError(Exception):
 
 
 @dataclass(frozen=True)
+class JsonMapping:
+    """Where a ``json`` tool puts each finding's fields (``parsers.json_map``)."""
+
+    findings: str
+    fields: Mapping[str, str]
+    severities: Mapping[str, str] = field(default_factory=dict)
+    one_based_lines: bool = True
+
+
+@dataclass(frozen=True)
 class ValidationConfig:
     """One declared validation, checked and ready to run."""
 
@@ -75,11 +103,28 @@ class ValidationConfig:
     shell: bool = False
     pattern: re.Pattern[str] = DEFAULT_PATTERN
     columns: ColumnUnit | None = None  # None: the format's (or the tool's) own unit
+    tool_columns: Mapping[str, ColumnUnit] = field(default_factory=dict)  # SARIF run's tool
+    code_columns: Mapping[str, ColumnUnit] = field(default_factory=dict)  # by code prefix
     one_based_columns: bool = True
     timeout: float = DEFAULT_TIMEOUT
     applies_to: tuple[str, ...] = ()
     description: str = ""
     fix: tuple[str, ...] | str | None = None
+    preset: str | None = None
+    cwd: str = ""  # relative to the resource root; "" is the root
+    env: Mapping[str, str] = field(default_factory=dict)
+    stream: Stream | None = None  # None: the format's own (pattern: both, others: stdout)
+    output_file: str | None = None  # relative to cwd
+    min_level: SeverityHint | None = None
+    path_map: Mapping[str, str] = field(default_factory=dict)  # tool's prefix -> root-relative
+    mapping: JsonMapping | None = None
+    continuation_lines: bool = False
+    ok_status: tuple[int, ...] = (0,)
+
+    @property
+    def uses_files(self) -> bool:
+        """Whether the command names the files to check (``{files}``)."""
+        return FILES_PLACEHOLDER in self.command
 
     @property
     def declared_at(self) -> Location:
@@ -126,23 +171,60 @@ def _glob_regex(glob: str) -> re.Pattern[str]:
     return re.compile("".join(parts))
 
 
+_Unit = Literal["utf-16", "code-points", "bytes", "display"]
+_Level = Literal["error", "warning", "info", "hint"]
+_MAPPED_FIELDS = (
+    "path", "line", "column", "end_line", "end_column", "message", "detail", "code", "severity"
+)  # fmt: skip
+
+
+class _Mapping(BaseModel):
+    """``mapping`` of a ``json`` validation: selectors into the tool's JSON."""
+
+    model_config = ConfigDict(extra="forbid", strict=True)
+
+    findings: str
+    path: str | None = None
+    line: str | None = None
+    column: str | None = None
+    end_line: str | None = None
+    end_column: str | None = None
+    message: str
+    detail: str | None = None  # appended to the message when present
+    code: str | None = None
+    severity: str | None = None
+    severities: dict[str, _Level] = Field(default_factory=dict)
+    one_based_lines: bool = True
+
+
 class _Declaration(BaseModel):
-    """The shape of one ``[[validations]]`` table, as written."""
+    """The shape of one ``[[validations]]`` table, as written (preset merged in)."""
 
     model_config = ConfigDict(extra="forbid", strict=True)
 
     name: str = Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
     mode: Literal["required", "informational"]
+    preset: str | None = None
     command: list[str] | str
     shell: bool = False
-    format: Literal["sarif", "pattern", "exit-code", "acp-json"] = "exit-code"
+    format: Literal["sarif", "pattern", "exit-code", "acp-json", "checkstyle", "json"] = "exit-code"
     pattern: str | None = None
-    columns: Literal["utf-16", "code-points", "bytes"] | None = None
+    columns: _Unit | dict[str, _Unit] | None = None
+    code_columns: dict[str, _Unit] = Field(default_factory=dict)
     one_based_columns: bool = True
-    timeout: float = Field(default=DEFAULT_TIMEOUT, gt=0)
+    timeout: float = Field(default=DEFAULT_TIMEOUT, gt=0, le=MAX_TIMEOUT)
     applies_to: list[str] = Field(default_factory=list)
     description: str = ""
     fix: list[str] | str | None = None
+    cwd: str = ""
+    env: dict[str, str] = Field(default_factory=dict)
+    stream: Literal["stdout", "stderr", "both"] | None = None
+    output_file: str | None = None
+    min_level: _Level | None = None
+    path_map: dict[str, str] = Field(default_factory=dict)
+    mapping: _Mapping | None = None
+    continuation_lines: bool = False
+    ok_status: list[int] = Field(default_factory=lambda: [0])
 
     @field_validator("pattern")
     @classmethod
@@ -161,9 +243,25 @@ class _Declaration(BaseModel):
             )
         return value
 
+    @field_validator("cwd", "output_file")
+    @classmethod
+    def _stays_inside(cls, value: str | None) -> str | None:
+        if value and (value.startswith(("/", "\\")) or ".." in re.split(r"[/\\]", value)):
+            raise ValueError("must be a relative path inside the resource (no '..')")
+        return value
+
+    @field_validator("env")
+    @classmethod
+    def _no_nul(cls, value: dict[str, str]) -> dict[str, str]:
+        for key, text in value.items():
+            if "\0" in key or "\0" in text or "=" in key or not key:
+                raise ValueError(f"{key!r}: a variable name must be non-empty, without = or NUL")
+        return value
+
 
 def parse_config(text: str, file: str = CONFIG_FILE) -> tuple[ValidationConfig, ...]:
     """The validations declared in ``text``; ``ConfigError`` on the first problem."""
+    text = text.removeprefix("\ufeff")  # editors on Windows write a BOM
     try:
         document = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
@@ -171,6 +269,13 @@ def parse_config(text: str, file: str = CONFIG_FILE) -> tuple[ValidationConfig, 
         raise ConfigError(
             file, int(found[1]) if found else 1, None, f"invalid TOML: {exc}"
         ) from None
+    if "validation" in document and "validations" not in document:
+        raise ConfigError(
+            file,
+            _key_line(text, 0, len(text), "validation") or _singular_line(text),
+            "validation",
+            "unknown key; did you mean [[validations]] (plural)?",
+        )
     tables = document.get("validations", [])
     if not isinstance(tables, list) or not all(isinstance(t, dict) for t in tables):
         raise ConfigError(
@@ -211,6 +316,11 @@ class _Locator:
 
 
 def _build(table: dict[str, Any], at: _Locator) -> ValidationConfig:
+    preset = table.get("preset")
+    if preset is not None:
+        if not isinstance(preset, str) or preset not in PRESETS:
+            raise at.error("preset", f"unknown preset {preset!r}; known: {preset_names()}")
+        table = {"name": preset, **PRESETS[preset].fields, **table}
     try:
         declared = _Declaration.model_validate(table)
     except ValidationError as exc:
@@ -224,6 +334,10 @@ def _build(table: dict[str, Any], at: _Locator) -> ValidationConfig:
         _check_command(declared.fix, declared.shell, "fix", at)
     if declared.pattern is not None and declared.format != "pattern":
         raise at.error("pattern", f'only applies to format = "pattern", not {declared.format!r}')
+    if (declared.mapping is None) != (declared.format != "json"):
+        raise at.error("mapping", 'is required by format = "json", and only used by it')
+    columns = declared.columns if isinstance(declared.columns, str) else None
+    tool_columns = declared.columns if isinstance(declared.columns, dict) else {}
     return ValidationConfig(
         name=declared.name,
         mode=ValidationMode(declared.mode),
@@ -231,14 +345,37 @@ def _build(table: dict[str, Any], at: _Locator) -> ValidationConfig:
         shell=declared.shell,
         format=OutputFormat(declared.format),
         pattern=re.compile(declared.pattern) if declared.pattern else DEFAULT_PATTERN,
-        columns=ColumnUnit(declared.columns) if declared.columns else None,
+        columns=ColumnUnit(columns) if columns else None,
+        tool_columns={tool.lower(): ColumnUnit(unit) for tool, unit in tool_columns.items()},
+        code_columns={code: ColumnUnit(unit) for code, unit in declared.code_columns.items()},
         one_based_columns=declared.one_based_columns,
         timeout=declared.timeout,
         applies_to=tuple(declared.applies_to),
         description=declared.description,
         fix=_argv(declared.fix) if declared.fix is not None else None,
         line=at.header_line,
+        preset=declared.preset,
+        cwd=declared.cwd.strip("/"),
+        env=declared.env,
+        stream=Stream(declared.stream) if declared.stream else None,
+        output_file=declared.output_file,
+        min_level=SeverityHint(declared.min_level) if declared.min_level else None,
+        path_map=declared.path_map,
+        mapping=_json_mapping(declared.mapping),
+        continuation_lines=declared.continuation_lines,
+        ok_status=tuple(declared.ok_status),
     )
+
+
+def _json_mapping(declared: _Mapping | None) -> JsonMapping | None:
+    if declared is None:
+        return None
+    fields = {
+        name: selector
+        for name in _MAPPED_FIELDS
+        if (selector := getattr(declared, name)) is not None
+    }
+    return JsonMapping(declared.findings, fields, declared.severities, declared.one_based_lines)
 
 
 def _explain(error_type: str, message: str) -> str:
@@ -254,8 +391,11 @@ def _check_command(command: list[str] | str, shell: bool, name: str, at: _Locato
         raise at.error(name, "with shell = true, write the command as one string")
     if not shell and isinstance(command, str):
         raise at.error(name, "must be a list of arguments (or set shell = true to use a shell)")
-    if not command or (isinstance(command, list) and not command[0]):
+    words = [command] if isinstance(command, str) else command
+    if not words or not words[0].strip():
         raise at.error(name, "must not be empty")
+    if any("\0" in word for word in words):
+        raise at.error(name, "contains a NUL character, which no command line can carry")
 
 
 def _argv(command: list[str] | str) -> tuple[str, ...] | str:
@@ -278,6 +418,11 @@ def _table_spans(text: str, count: int) -> list[tuple[int, int]]:
         following = _ANY_HEADER.search(text, after_header + 1) if after_header >= 0 else None
         spans.append((start, following.start() if following else len(text)))
     return spans
+
+
+def _singular_line(text: str) -> int:
+    found = re.search(r"^[ \t]*\[\[?[ \t]*validation[ \t]*\]", text, re.M)
+    return text.count("\n", 0, found.start()) + 1 if found else 1
 
 
 def _key_line(text: str, start: int, end: int, key: str) -> int | None:
@@ -330,7 +475,7 @@ class ConfigCache:
             return LoadedConfig()
         try:
             data = path.read_bytes()
-            return LoadedConfig(parse_config(data.decode("utf-8"), str(path)))
+            return LoadedConfig(parse_config(data.decode("utf-8-sig"), str(path)))
         except UnicodeDecodeError as exc:
             line = data.count(b"\n", 0, exc.start) + 1
             error = ConfigError(str(path), line, None, f"not UTF-8 text: {exc.reason}")

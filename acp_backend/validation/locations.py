@@ -12,11 +12,13 @@ import hashlib
 import logging
 import posixpath
 import re
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 
+from acp_backend.validation.config import ColumnUnit
 from acp_backend.validation.positions import SourceText
-from acp_backend.validation.raw import RawFinding
-from acp_client.models import Finding, Location
+from acp_backend.validation.raw import RawFinding, RawRegion, clip
+from acp_client.models import Finding, FindingFix, Location, RelatedLocation, TextEdit
 from acp_client.paths import NotAFilePath, is_within, normalize_path, real_path, relative_to
 
 log = logging.getLogger(__name__)
@@ -25,48 +27,112 @@ _ABSOLUTE = re.compile(r"^(?:[/\\]|[A-Za-z][A-Za-z0-9+.-]*:)")  # /x, \\share, c
 
 
 class FindingConverter:
-    """Converts one result's findings; keeps the hashes of the files it read."""
+    """Converts one result's findings; keeps the hashes of the files it read.
 
-    def __init__(self, root: str) -> None:
+    Relative paths in the output are relative to ``base`` (the tool's working
+    directory, the root by default); ``path_map`` rewrites the prefixes a tool
+    reported from elsewhere (a container's ``file:///src/``) to paths
+    relative to the root. A finding about a file that is not there is
+    dropped: its columns could not be converted, and a wrong working
+    directory would otherwise go unnoticed.
+    """
+
+    def __init__(
+        self, root: str, base: str | None = None, path_map: Mapping[str, str] | None = None
+    ) -> None:
         self._root = normalize_path(root)
         self._real_root = real_path(root)
+        self._base = normalize_path(base) if base else self._root
+        self._path_map = sorted((path_map or {}).items(), key=lambda item: -len(item[0]))
         self._sources: dict[str, SourceText | None] = {}
-        self._paths: dict[str, str | None] = {}  # as reported -> relative, or None: outside
+        self._paths: dict[str, str | None] = {}  # as reported -> relative, or None: dropped
         self.file_hashes: dict[str, str] = {}
-        self.dropped = 0
+        self.dropped = 0  # outside the root
+        self.missing = 0  # inside, but no such file
 
     def admits(self, raw: RawFinding) -> bool:
-        """False (and counted in ``dropped``) when the finding points outside the root."""
-        if raw.path is None or self._relative(raw.path) is not None:
+        """False (and counted) when the finding points outside the root or at
+        a file that does not exist."""
+        if raw.path is None:
             return True
-        self.dropped += 1
-        return False
+        relative = self._relative(raw.path)
+        if relative is None:
+            self.dropped += 1
+            return False
+        if relative != "." and self._source(relative) is None:
+            self.missing += 1
+            return False
+        return True
 
     def convert(self, raw: RawFinding) -> Finding:
         """The contract's finding for one that ``admits`` let in."""
         path = self._relative(raw.path) if raw.path is not None else None
-        if path is None or path == ".":  # no file, or about the whole resource
-            return Finding(message=raw.message, code=raw.code, severity=raw.severity)
+        location = None
+        if path is not None and path != ".":  # None: no file; ".": the whole resource
+            region = raw.region or RawRegion(
+                path, raw.line or 0, raw.column, raw.end_line, raw.end_column
+            )
+            location = self._location(path, region, raw.unit, raw.end_inclusive)
         return Finding(
-            location=self._location(path, raw),
-            message=raw.message,
+            location=location,
+            message=clip(raw.message),
             code=raw.code,
             severity=raw.severity,
+            rule_description=raw.rule_description,
+            help_uri=raw.help_uri,
+            related=tuple(self._related(raw)),
+            fixes=tuple(self._fixes(raw)),
         )
 
-    def _location(self, path: str, raw: RawFinding) -> Location:
+    def _related(self, raw: RawFinding) -> Iterator[RelatedLocation]:
+        for related in raw.related:
+            location = self._located(related.region, raw.unit)
+            if location is not None:
+                yield RelatedLocation(location=location, message=related.message)
+
+    def _fixes(self, raw: RawFinding) -> Iterator[FindingFix]:
+        for fix in raw.fixes:
+            edits = []
+            for edit in fix.edits:
+                location = self._located(edit.region, raw.unit)
+                if location is None:
+                    break  # a fix that touches a file out of reach is not offered
+                edits.append(TextEdit(location=location, new_text=edit.new_text))
+            else:
+                yield FindingFix(description=fix.description, edits=tuple(edits))
+
+    def _located(self, region: RawRegion, unit: ColumnUnit) -> Location | None:
+        """A secondary place (related location, fix edit), or None when it is
+        outside the root or in a file that is not there."""
+        path = self._relative(region.path)
+        if path is None or path == "." or self._source(path) is None:
+            return None
+        return self._location(path, region, unit, end_inclusive=False)
+
+    def _location(
+        self, path: str, region: RawRegion, unit: ColumnUnit, end_inclusive: bool
+    ) -> Location:
         source = self._source(path)
-        line = raw.line or 0
-        character = source.to_code_points(line, raw.column, raw.unit) if source else raw.column
-        if raw.end_column is None:
+        if source is None:  # gone since it was admitted: positions as reported
+            return Location(path=path, line=region.line, character=region.column)
+        if region.offset is not None:
+            offset_unit = ColumnUnit.BYTES if region.offset_in_bytes else unit
+            line, character = source.at_offset(region.offset, offset_unit)
+            end_line, end = source.at_offset(region.offset + region.length, offset_unit)
+            return Location(
+                path=path, line=line, character=character, end_line=end_line, end_character=end
+            )
+        line = region.line
+        character = source.to_code_points(line, region.column, unit)
+        if region.end_line is None and region.end_column is None:
             return Location(path=path, line=line, character=character)
-        end_line = raw.end_line if raw.end_line is not None else line
-        if source is None:
-            end = raw.end_column + (1 if raw.end_inclusive else 0)
+        end_line = region.end_line if region.end_line is not None else line
+        if region.end_column is None:  # to the end of that line (SARIF)
+            end = source.line_length(end_line)
         else:
-            end = source.to_code_points(end_line, raw.end_column, raw.unit)
-            if raw.end_inclusive:  # one past the last character, counted in characters
-                end = min(end + 1, len(source.line(end_line) or ""))
+            end = source.to_code_points(end_line, region.end_column, unit)
+            if end_inclusive:  # one past the last character, counted in characters
+                end = min(end + 1, source.line_length(end_line))
         # A tool's inverted range collapses onto its start.
         end_line, end = max((end_line, end), (line, character))
         return Location(
@@ -77,34 +143,46 @@ class FindingConverter:
         """``reported`` relative to the root; None (and a warning, once per path)
         when it is not a file path or lies outside the root."""
         if reported not in self._paths:
+            mapped = self._mapped(reported)
             try:
-                relative = path_in_root(reported, self._root, self._real_root)
+                relative = path_in_root(mapped, self._base, self._real_root, self._root)
                 reason = f"it lies outside the resource root {self._root}"
-            except NotAFilePath:
+            except (NotAFilePath, ValueError):
                 relative, reason = None, "it is not a file path"
             if relative is None:
                 log.warning("dropping findings for %s: %s", reported, reason)
             self._paths[reported] = relative
         return self._paths[reported]
 
+    def _mapped(self, reported: str) -> str:
+        for prefix, replacement in self._path_map:
+            if reported.startswith(prefix):
+                rest = reported[len(prefix) :].lstrip("/")
+                return posixpath.join(self._root, replacement, rest)
+        return reported
+
     def _source(self, path: str) -> SourceText | None:
         if path not in self._sources:
             try:
                 data = (Path(self._root) / path).read_bytes()
             except OSError:
-                self._sources[path] = None  # gone or not a file: positions stay as reported
+                self._sources[path] = None
+                log.warning("dropping findings for %s: no such file under %s", path, self._root)
             else:
                 self._sources[path] = SourceText(data)
                 self.file_hashes[path] = hashlib.sha256(data).hexdigest()
         return self._sources[path]
 
 
-def path_in_root(reported: str, root: str, real_root: str | None = None) -> str | None:
-    """``reported`` (relative to ``root``, absolute, or a ``file:`` URI) as a
-    POSIX path relative to ``root``; None when it resolves, symlinks included,
-    outside it. Raises ``NotAFilePath`` for a URI of another scheme."""
+def path_in_root(
+    reported: str, base: str, real_root: str | None = None, root: str | None = None
+) -> str | None:
+    """``reported`` (relative to ``base``, absolute, or a ``file:`` URI) as a
+    POSIX path relative to ``root`` (default: ``base``); None when it resolves,
+    symlinks included, outside it. Raises ``NotAFilePath`` for a URI of another scheme."""
+    root = root or base
     absolute = normalize_path(
-        reported if _ABSOLUTE.match(reported) else posixpath.join(root, reported)
+        reported if _ABSOLUTE.match(reported) else posixpath.join(base, reported)
     )
     real_root = real_root or real_path(root)
     resolved = real_path(absolute)

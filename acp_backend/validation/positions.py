@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import codecs
 import re
+import unicodedata
 
 from acp_backend.validation.config import ColumnUnit
 
@@ -21,6 +22,7 @@ class SourceText:
 
     def __init__(self, data: bytes) -> None:
         self._raw_lines = _LINE_BREAK.split(data)
+        self._breaks = [len(found) for found in _LINE_BREAK.findall(data)]
         self._decoded: dict[int, str] = {}
 
     def line(self, index: int) -> str | None:
@@ -45,11 +47,52 @@ class SourceText:
             return column
         if unit is ColumnUnit.CODE_POINTS:
             return min(column, len(text))
+        if unit is ColumnUnit.DISPLAY:
+            return _cells_to_code_points(text, column)
         if unit is ColumnUnit.BYTES:
             decoder = codecs.getincrementaldecoder("utf-8")("replace")
             # Not final: an incomplete trailing sequence stays buffered, i.e. rounds down.
             return len(decoder.decode(self._raw_lines[line][:column], final=False))
         return _utf16_to_code_points(text, column)
+
+    def at_offset(self, offset: int, unit: ColumnUnit) -> tuple[int, int]:
+        """The (line, code-point column) of an offset into the whole file,
+        counted in ``unit`` (SARIF ``byteOffset``: bytes; ``charOffset``: the run's unit)."""
+        for line, raw in enumerate(self._raw_lines):
+            size = len(raw) if unit is ColumnUnit.BYTES else _length(self.line(line) or "", unit)
+            if offset <= size:
+                return line, self.to_code_points(line, offset, unit)
+            # Line breaks are ASCII: the same length in every unit.
+            offset -= size + (self._breaks[line] if line < len(self._breaks) else 0)
+        last = len(self._raw_lines) - 1
+        return last, self.line_length(last)
+
+    def line_length(self, line: int) -> int:
+        return len(self.line(line) or "")
+
+
+def _length(text: str, unit: ColumnUnit) -> int:
+    if unit is ColumnUnit.UTF16:
+        return len(text) + sum(1 for char in text if ord(char) > 0xFFFF)
+    return len(text)
+
+
+def _cell_width(char: str) -> int:
+    if unicodedata.combining(char):
+        return 0
+    return 2 if unicodedata.east_asian_width(char) in ("W", "F") else 1
+
+
+def _cells_to_code_points(text: str, cells: int, tab_stop: int = 8) -> int:
+    """A display column (terminal cells, tabs to the next multiple of
+    ``tab_stop``, wide characters two) as a code-point offset; a column
+    inside a tab or a wide character means that character."""
+    counted = 0
+    for index, char in enumerate(text):
+        counted += tab_stop - counted % tab_stop if char == "\t" else _cell_width(char)
+        if counted > cells:
+            return index
+    return len(text)
 
 
 def _utf16_to_code_points(text: str, units: int) -> int:

@@ -27,6 +27,7 @@ from acp_backend.validation.config import ValidationConfig
 from acp_backend.validation.runner import OUTPUT_CAP
 from acp_backend.validation.validator import (
     MAX_FINDINGS,
+    RunScope,
     RunTarget,
     Verdict,
     make_result,
@@ -82,9 +83,11 @@ class ValidationRuns:
         root: Path,
         configs: Sequence[ValidationConfig],
         plan_id: str | None = None,
+        scope: RunScope | None = None,
     ) -> StartedRun:
         """Start the validators and return at once; events report the rest."""
-        target = RunTarget(resource_id, root, new_ulid(), plan_id)
+        scope = scope or RunScope()
+        target = RunTarget(resource_id, root, new_ulid(), plan_id, scope.paths, scope.previous)
         run = _Run(target, {config.name: config for config in configs})
         started = self._events.publish(
             ValidationStarted,

@@ -7,11 +7,20 @@ from pathlib import Path
 
 from acp_backend.context import BackendContext
 from acp_backend.handlers import handles
-from acp_backend.validation.config import CONFIG_FILE, ConfigCache, ConfigError
+from acp_backend.plans.records import sandbox_root_of
+from acp_backend.validation.config import CONFIG_FILE, ConfigCache, ConfigError, ValidationConfig
 from acp_backend.validation.runs import ValidationRuns
-from acp_backend.validation.selection import select_validations
-from acp_client.errors import InvalidParams, InvalidState, NotFound
-from acp_client.models import Finding, Location, SeverityHint
+from acp_backend.validation.selection import logical_path, select_validations
+from acp_backend.validation.validator import RunScope
+from acp_client.errors import InvalidState, NotFound
+from acp_client.models import (
+    Finding,
+    Location,
+    Resource,
+    ResultOutcome,
+    SeverityHint,
+    ValidationResult,
+)
 from acp_client.operations import (
     ValidationCancelParams,
     ValidationCancelResult,
@@ -31,12 +40,38 @@ class ValidationService:
 
     def __init__(self, ctx: BackendContext) -> None:
         self.configs = ConfigCache()
+        self._store = ctx.store
+        # Each validation's latest completed result per resource: what a run
+        # on some files is merged into (reading it back from the store would
+        # cost more than the run itself on a large repository).
+        self.baselines: dict[tuple[str, str], ValidationResult] = {}
         self.runs = ValidationRuns(
             events=ctx.events,
-            save=ctx.store.insert_result,
+            save=self._save,
             tasks=ctx.tasks,
             concurrency=concurrency_from_env(),
         )
+
+    def _save(self, result: ValidationResult) -> None:
+        self._store.insert_result(result)
+        if result.plan_id is None and result.outcome is ResultOutcome.COMPLETED:
+            self.baselines[result.resource_id, result.validation] = result
+
+    def baselines_for(
+        self, resource_id: str, configs: tuple[ValidationConfig, ...]
+    ) -> dict[str, ValidationResult]:
+        """The baselines of ``configs``; from the store for those not seen since start."""
+        names = [config.name for config in configs]
+        if any((resource_id, name) not in self.baselines for name in names):
+            latest, _ = self._store.latest_results(resource_id, limit=1000)
+            for result in latest:
+                if result.outcome is ResultOutcome.COMPLETED:
+                    self.baselines.setdefault((resource_id, result.validation), result)
+        return {
+            name: self.baselines[resource_id, name]
+            for name in names
+            if (resource_id, name) in self.baselines
+        }
 
 
 def concurrency_from_env() -> int:
@@ -80,18 +115,39 @@ async def list_validations(
 
 @handles("validation.run")
 async def run(ctx: BackendContext, params: ValidationRunParams) -> ValidationRunResult:
-    if params.plan is not None:
-        raise InvalidParams("params.plan: validating a plan's sandbox is not supported yet")
     resource = ctx.registry.get(params.resource)
+    root = resource.root
+    if params.plan is not None:  # the plan's sandbox, with the resource's validations
+        root = sandbox_root_of(ctx.store, params.plan, resource.id)
     service = _service(ctx)
     loaded = service.configs.get(Path(resource.root))
     selected = select_validations(loaded, resource.root, params.validations, params.paths)
-    started = service.runs.start(resource.id, Path(resource.root), selected)
+    # A plan's sandbox is validated whole; a save on the resource may run
+    # ``{files}`` validations on the saved files only.
+    scope = RunScope() if params.plan is not None else run_scope(ctx, resource, selected, params)
+    started = service.runs.start(
+        resource.id, Path(root), selected, plan_id=params.plan, scope=scope
+    )
     return ValidationRunResult(
         run_id=started.run_id,
         validations=started.validations,
         started_event_id=started.started_event_id,
     )
+
+
+def run_scope(
+    ctx: BackendContext,
+    resource: Resource,
+    selected: tuple[ValidationConfig, ...],
+    params: ValidationRunParams,
+) -> RunScope:
+    """A save (changed paths given) runs ``{files}`` validations on those files
+    only, merged into each one's latest result; anything else is a full run."""
+    scoped = tuple(config for config in selected if config.uses_files)
+    if params.paths is None or not scoped:
+        return RunScope()
+    paths = tuple(logical_path(path, resource.root) for path in params.paths)
+    return RunScope(paths, _service(ctx).baselines_for(resource.id, scoped))
 
 
 @handles("validation.cancel")

@@ -2,22 +2,44 @@
 
 from __future__ import annotations
 
-import asyncio
-from dataclasses import dataclass, field
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from pathlib import Path
 
 from acp_backend.ids import new_ulid
 from acp_backend.validation.config import OutputFormat, ValidationConfig
+from acp_backend.validation.isolation import ParseCrashed, ParseTimeout, judge_isolated
 from acp_backend.validation.locations import FindingConverter
 from acp_backend.validation.parsers import parse_output
-from acp_backend.validation.raw import OutputError
-from acp_backend.validation.runner import OUTPUT_CAP, Ending, ProcessOutcome, run_command
-from acp_client.models import Finding, ResultOutcome, ValidationResult
+from acp_backend.validation.presets import PRESETS
+from acp_backend.validation.raw import OutputError, ToolFailure
+from acp_backend.validation.runner import (
+    OUTPUT_CAP,
+    Ending,
+    ProcessOutcome,
+    run_command,
+    validator_environment,
+)
+from acp_backend.validation.scope import merged_findings, merged_hashes, scoped_command
+from acp_client.models import Finding, ResultOutcome, SeverityHint, ValidationResult
 
 MAX_FINDINGS = 10_000  # per result: beyond this an editor shows noise, not information
+MIN_PARSE_BUDGET = 2.0  # seconds a parse always gets, however long the tool took
 _TAIL_LINES = 10
 _TAIL_CHARS = 2000
+_LEVEL_ORDER = (SeverityHint.HINT, SeverityHint.INFO, SeverityHint.WARNING, SeverityHint.ERROR)
+
+
+@dataclass(frozen=True)
+class RunScope:
+    """``paths``: the root-relative files whose change started the run (None: a
+    full run); ``previous``: each validation's latest result, into which a
+    run that covered only some files is merged."""
+
+    paths: tuple[str, ...] | None = None
+    previous: Mapping[str, ValidationResult] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -28,6 +50,8 @@ class RunTarget:
     root: Path
     run_id: str
     plan_id: str | None = None
+    paths: tuple[str, ...] | None = None
+    previous: Mapping[str, ValidationResult] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -47,16 +71,93 @@ async def run_validation(
     max_findings: int = MAX_FINDINGS,
 ) -> ValidationResult:
     started = datetime.now(UTC)
+    scope = scoped_command(config, target.root, target.paths)
+    if scope is None:
+        return make_result(config, target, started, Verdict(True, "no files to check"))
+    if scope.command:
+        process = await _run(config, target.root, scope.command, output_cap)
+        verdict = await judge_bounded(config, process, target.root, max_findings, started)
+    else:  # only deleted files changed: nothing to run, their findings go
+        verdict = Verdict(True, "no findings")
+    if scope.covered is not None:
+        verdict = _merged(verdict, scope.covered, target.previous.get(config.name))
+    return make_result(config, target, started, verdict)
+
+
+async def _run(
+    config: ValidationConfig, root: Path, command: tuple[str, ...] | str, output_cap: int
+) -> ProcessOutcome:
+    cwd = root / config.cwd if config.cwd else root
+    report = cwd / config.output_file if config.output_file else None
+    if report is not None:
+        report.unlink(missing_ok=True)  # a stale report must not pass for this run's
     process = await run_command(
-        config.command,
-        cwd=target.root,
+        command,
+        cwd=cwd,
         time_limit=config.timeout,
         shell=config.shell,
         output_cap=output_cap,
+        env={**validator_environment(), **config.env} if config.env else None,
     )
-    # Parsing a large output is CPU work: keep the event loop free meanwhile.
-    verdict = await asyncio.to_thread(judge, config, process, target.root, max_findings)
-    return make_result(config, target, started, verdict)
+    if report is None or process.ending is not Ending.EXITED:
+        return process
+    try:
+        with report.open("rb") as file:
+            data = file.read(output_cap + 1)
+    except OSError as exc:
+        return replace(process, stdout="", error=f"it wrote no report {config.output_file}: "
+                       f"{exc.strerror}")  # fmt: skip
+    if len(data) > output_cap:
+        return replace(process, ending=Ending.OUTPUT_TOO_LARGE)
+    return replace(process, stdout=data.decode("utf-8", "replace"))
+
+
+async def judge_bounded(
+    config: ValidationConfig,
+    process: ProcessOutcome,
+    root: Path,
+    max_findings: int,
+    started: datetime,
+) -> Verdict:
+    if process.ending is not Ending.EXITED or config.format is OutputFormat.EXIT_CODE:
+        return judge(config, process, root, max_findings)  # no output to parse
+    elapsed = (datetime.now(UTC) - started).total_seconds()
+    budget = max(config.timeout - elapsed, MIN_PARSE_BUDGET)
+    begun = time.monotonic()
+    try:
+        verdict = await judge_isolated(config, process, root, max_findings, budget)
+    except ParseTimeout:
+        return Verdict(
+            False,
+            f"reading its output took longer than the {config.timeout:g} s timeout "
+            f"({time.monotonic() - begun:.1f} s); stopped",
+            ResultOutcome.TIMED_OUT,
+        )
+    except ParseCrashed as exc:
+        return Verdict(False, str(exc), ResultOutcome.ERROR)
+    return verdict
+
+
+def _merged(
+    verdict: Verdict, covered: frozenset[str], previous: ValidationResult | None
+) -> Verdict:
+    if verdict.outcome is not ResultOutcome.COMPLETED:
+        return verdict
+    findings = merged_findings(verdict.findings, covered, previous)
+    carried = len(findings) - sum(
+        1 for f in findings if f.location is None or f.location.path in covered
+    )
+    message = verdict.message
+    if carried:
+        message = f"{_count(len(findings))} ({carried} kept from files this run did not check)"
+        message += f"; this run: {verdict.message}"
+    return replace(
+        verdict,
+        passed=verdict.passed and not findings,
+        message=message,
+        findings=findings,
+        file_hashes=merged_hashes(verdict.file_hashes, covered, previous),
+    )
 
 
 def make_result(
@@ -83,9 +184,9 @@ def make_result(
 def judge(
     config: ValidationConfig, process: ProcessOutcome, root: Path, max_findings: int = MAX_FINDINGS
 ) -> Verdict:
-    """Passed means: the command exited 0 and reported no findings."""
+    """Passed means: the command exited with an ``ok_status`` (0) and reported no findings."""
     if process.ending is Ending.NOT_STARTED:
-        return Verdict(False, process.error, ResultOutcome.ERROR)
+        return Verdict(False, _not_started(config, process.error), ResultOutcome.ERROR)
     if process.ending is Ending.TIMED_OUT:
         return Verdict(
             False,
@@ -99,41 +200,79 @@ def judge(
             ResultOutcome.ERROR,
         )
     status = _status(process.status)
+    ok = process.status in config.ok_status
     if config.format is OutputFormat.EXIT_CODE:
         tail = output_tail(process)
-        return Verdict(process.status == 0, f"{status}\n{tail}" if tail else status)
-    converter = FindingConverter(str(root))
+        return Verdict(ok, f"{status}\n{tail}" if tail else status)
+    if process.error:  # its report file could not be read
+        return Verdict(False, f"{process.error} ({status})", ResultOutcome.ERROR)
+    base = str(root / config.cwd) if config.cwd else None
+    converter = FindingConverter(str(root), base, config.path_map)
     findings: list[Finding] = []
-    total = 0
+    total = below = 0
+    floor = _LEVEL_ORDER.index(config.min_level) if config.min_level else 0
     try:
         for raw in parse_output(config, process.stdout, process.stderr):
-            if converter.admits(raw):
+            if raw.severity is not None and _LEVEL_ORDER.index(raw.severity) < floor:
+                below += 1
+            elif converter.admits(raw):
                 total += 1
                 if len(findings) < max_findings:
                     findings.append(converter.convert(raw))
+    except ToolFailure as exc:
+        return Verdict(
+            False, f"{exc} ({status})", ResultOutcome.ERROR, tuple(findings), converter.file_hashes
+        )
     except OutputError as exc:
         message = f"{exc} ({status})"
         tail = output_tail(process)
         return Verdict(False, f"{message}\n{tail}" if tail else message, ResultOutcome.ERROR)
-    passed = total == 0 and process.status == 0
+    passed = total == 0 and ok
     return Verdict(
         passed,
-        _summary(total, len(findings), converter.dropped, process, status),
+        _summary(total, len(findings), (converter.dropped, converter.missing, below), process, ok),
         findings=tuple(findings),
         file_hashes=converter.file_hashes,
     )
 
 
-def _summary(total: int, kept: int, dropped: int, process: ProcessOutcome, status: str) -> str:
-    if total == 0 and process.status != 0:
+def _not_started(config: ValidationConfig, error: str) -> str:
+    preset = PRESETS.get(config.preset or "")
+    if preset is not None and error == f"executable not found: {preset.executable}":
+        return (
+            f"{preset.executable} is not installed (preset {preset.name!r} needs it); "
+            f"install it with: {preset.install}"
+        )
+    return error
+
+
+def _summary(
+    total: int, kept: int, ignored: tuple[int, int, int], process: ProcessOutcome, ok: bool
+) -> str:
+    status = _status(process.status)
+    outside, missing, below = ignored
+    parts = []
+    if total == 0 and not ok:
         tail = output_tail(process)
-        return f"{status} without reporting findings" + (f"\n{tail}" if tail else "")
-    parts = ["no findings" if total == 0 else f"{total} finding{'s' if total != 1 else ''}"]
+        if not (outside or missing):
+            return f"{status} without reporting findings" + (f"\n{tail}" if tail else "")
+        parts.append(status)
+    else:
+        parts.append("no findings" if total == 0 else _count(total))
     if kept < total:
         parts.append(f"only the first {kept} are listed")
-    if dropped:
-        parts.append(f"{dropped} outside the resource root ignored")
+    if outside:
+        parts.append(f"{outside} outside the resource root ignored")
+    if missing:
+        plural = "s" if missing != 1 else ""
+        parts.append(f"{missing} finding{plural} for files not under the root dropped")
+    if below:
+        parts.append(f"{below} below min_level ignored")
     return "; ".join(parts)
+
+
+def _count(findings: int) -> str:
+    return f"{findings} finding{'s' if findings != 1 else ''}"
 
 
 def _status(status: int | None) -> str:

@@ -28,6 +28,13 @@ results without a file location are shown."
 Nil keeps the server's defaults.  Every setting is listed in docs/editors.md."
   :type 'plist)
 
+(defun acp-lsp-project-find (dir)
+  "The project of DIR: the nearest directory above it holding acp.toml.
+For `project-find-functions', so that eglot and lsp-mode take that folder
+as the server's root rather than an enclosing git repository's."
+  (when-let ((root (locate-dominating-file dir "acp.toml")))
+    (cons 'transient (expand-file-name root))))
+
 (defun acp-lsp--contact (&optional _interactive)
   "The eglot contact: the command and, when set, the settings."
   (append acp-lsp-command
@@ -48,7 +55,12 @@ Nil keeps the server's defaults.  Every setting is listed in docs/editors.md."
    (make-lsp-client
     :server-id 'acp-lsp
     :new-connection (lsp-stdio-connection (lambda () acp-lsp-command))
-    :major-modes acp-lsp-major-modes
+    ;; Only below an acp.toml: elsewhere nothing is validated, and lsp-mode's
+    ;; flymake would wait for diagnostics that never come.
+    :activation-fn (lambda (file-name mode)
+                     (and file-name
+                          (memq mode acp-lsp-major-modes)
+                          (locate-dominating-file file-name "acp.toml")))
     :add-on? t
     :initialization-options (lambda () (when acp-lsp-settings (list :acp acp-lsp-settings))))))
 

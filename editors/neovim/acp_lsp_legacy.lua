@@ -1,23 +1,23 @@
 -- acp-lsp for Neovim 0.7 - 0.10 (on >= 0.11 prefer lsp/acp_lsp.lua).
 -- Source it from init.lua: dofile('/path/to/editors/neovim/acp_lsp_legacy.lua')
--- or copy it into your config. One server per project root, started when a
--- file of that project gets a filetype.
+-- or copy it into your config. One server per project root (the nearest
+-- directory holding acp.toml), started when a file below it gets a filetype;
+-- no other file starts it, not even in a git repository.
 local cmd = { 'acp-lsp' } -- add '--data-dir', '/path' or '--acp', 'https://...' here
 -- Server settings (docs/editors.md lists them); nil means the defaults, e.g.
 -- local settings = { acp = { runOn = 'change', debounceMs = 300 } }
 local settings = nil
+-- The filetypes to start for; nil means every file below an acp.toml, e.g.
+-- local filetypes = { 'python', 'toml' }
+local filetypes = nil
 
--- The nearest directory holding acp.toml, else the nearest git root, else nil.
+-- The nearest directory holding acp.toml, else nil.
 local function project_root(file)
-  local dir = vim.fn.fnamemodify(file, ':p:h')
-  local marker = vim.fn.findfile('acp.toml', dir .. ';')
-  if marker == '' then
-    marker = vim.fn.finddir('.git', dir .. ';')
-  end
+  local marker = vim.fn.findfile('acp.toml', vim.fn.fnamemodify(file, ':p:h') .. ';')
   if marker == '' then
     return nil
   end
-  return vim.fn.fnamemodify(marker, ':p:h:s?/\\.git$??')
+  return vim.fn.fnamemodify(marker, ':p:h')
 end
 
 local clients_by_root = {} -- Neovim 0.7 only: it has no vim.lsp.start to reuse clients
@@ -40,6 +40,7 @@ end
 
 vim.api.nvim_create_autocmd('FileType', {
   group = vim.api.nvim_create_augroup('acp_lsp', { clear = true }),
+  pattern = filetypes or '*',
   callback = function(args)
     if vim.bo[args.buf].buftype ~= '' then
       return

@@ -38,9 +38,12 @@ from acp_backend.ids import new_ulid
 from acp_client.events import Event, ValidationResultEvent
 from acp_client.models import Finding, Location, Resource, ValidationMode, ValidationResult
 from acp_client.paths import path_to_uri
+from acp_conformance.profiles import with_pull
 
 REPO = Path(__file__).resolve().parents[2]
 PULL = "vscode-pull"
+PLAIN = "plaintext-hover"
+RESOLVE = "vscode-symbol-resolve"
 PROFILES = ["visual-studio-code", "neovim@v0.7", "neovim@v0.11", "emacs", PULL]
 # Every profile in local mode; push and pull again through the HTTP server.
 PROFILES_AND_MODES = [
@@ -55,22 +58,25 @@ _ids = count(1)
 
 def capabilities_for(profile: str) -> types.ClientCapabilities:
     """A recorded profile; ``vscode-pull`` is VS Code as of 1.7x: it pulls
-    diagnostics and honours ``workspace/diagnostic/refresh``."""
+    diagnostics and honours ``workspace/diagnostic/refresh``; ``plaintext-hover``
+    is Neovim 0.7 taking only plain text in hovers; ``vscode-symbol-resolve``
+    resolves workspace symbols' ranges."""
+    if profile == PLAIN:  # a client whose hovers show plain text only
+        base = client_capabilities("neovim@v0.7")
+        assert base.text_document is not None
+        hover = types.HoverClientCapabilities(content_format=[types.MarkupKind.PlainText])
+        return attrs.evolve(base, text_document=attrs.evolve(base.text_document, hover=hover))
+    if profile == RESOLVE:  # VS Code as of 1.7x: symbols' ranges resolved when opened
+        base = client_capabilities("visual-studio-code")
+        assert base.workspace is not None and base.workspace.symbol is not None
+        symbol = attrs.evolve(
+            base.workspace.symbol,
+            resolve_support=types.ClientSymbolResolveOptions(properties=["location.range"]),
+        )
+        return attrs.evolve(base, workspace=attrs.evolve(base.workspace, symbol=symbol))
     if profile != PULL:
         return client_capabilities(profile)
-    base = client_capabilities("visual-studio-code")
-    assert base.text_document is not None and base.workspace is not None
-    return attrs.evolve(
-        base,
-        text_document=attrs.evolve(
-            base.text_document,
-            diagnostic=types.DiagnosticClientCapabilities(related_document_support=False),
-        ),
-        workspace=attrs.evolve(
-            base.workspace,
-            diagnostics=types.DiagnosticWorkspaceClientCapabilities(refresh_support=True),
-        ),
-    )
+    return with_pull(client_capabilities("visual-studio-code"))
 
 
 def result(
@@ -287,6 +293,14 @@ class Session:
                 text_document=types.VersionedTextDocumentIdentifier(version=version, uri=uri(path)),
                 content_changes=[types.TextDocumentContentChangeWholeDocument(text=text)],
             )
+        )
+
+    def save(self, path: Path, text: str, version: int) -> None:
+        """What an editor does: the buffer changes, the file is written, didSave."""
+        self.change(path, text, version)
+        path.write_text(text, encoding="utf-8")
+        self.client.text_document_did_save(
+            types.DidSaveTextDocumentParams(types.TextDocumentIdentifier(uri(path)))
         )
 
     def messages(self, kind: types.MessageType | None = None) -> list[str]:

@@ -15,9 +15,12 @@ from typing import Any
 
 from acp_backend.facade import BackendFacade
 from acp_backend.facade import create_facade as create_reference
+from acp_client.errors import MethodNotFound, StreamDropped
+from acp_client.operations import canonical_method
 
 CALLS_FILE = "calls.jsonl"
 GATE_FILE = "initialize.gate"
+INSPECT_GATE_FILE = "inspect.gate"
 
 
 class RecordingFacade:
@@ -49,6 +52,25 @@ class GatedFacade(RecordingFacade):
         return await super().dispatch(method, params)
 
 
+class HeldInspectFacade(RecordingFacade):
+    """Holds every ``context.inspect`` until the test calls ``release_inspect``,
+    and writes down one that is cancelled meanwhile (method ``cancelled``)."""
+
+    async def dispatch(self, method: str, params: Mapping[str, Any] | None) -> Any:
+        if method != "context.inspect":
+            return await super().dispatch(method, params)
+        with self.record.open("a", encoding="utf-8") as out:
+            out.write(json.dumps({"method": method, "params": dict(params or {})}) + "\n")
+        try:
+            while not (self.record.parent / INSPECT_GATE_FILE).exists():  # noqa: ASYNC110
+                await asyncio.sleep(0.02)
+        except asyncio.CancelledError:
+            with self.record.open("a", encoding="utf-8") as out:
+                out.write(json.dumps({"method": "cancelled", "params": {}}) + "\n")
+            raise
+        return await self.inner.dispatch(method, params)
+
+
 def create_facade(data_dir: Path | None = None) -> RecordingFacade:
     assert data_dir is not None
     return RecordingFacade(create_reference(data_dir), data_dir / CALLS_FILE)
@@ -57,6 +79,15 @@ def create_facade(data_dir: Path | None = None) -> RecordingFacade:
 def create_gated_facade(data_dir: Path | None = None) -> GatedFacade:
     assert data_dir is not None
     return GatedFacade(create_reference(data_dir), data_dir / CALLS_FILE)
+
+
+def create_held_inspect_facade(data_dir: Path | None = None) -> HeldInspectFacade:
+    assert data_dir is not None
+    return HeldInspectFacade(create_reference(data_dir), data_dir / CALLS_FILE)
+
+
+def release_inspect(data_dir: Path) -> None:
+    (data_dir / INSPECT_GATE_FILE).touch()
 
 
 def open_gate(data_dir: Path) -> None:
@@ -68,3 +99,37 @@ def recorded_calls(data_dir: Path) -> list[dict[str, Any]]:
     if not path.exists():
         return []
     return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
+
+
+class LimitedFacade(RecordingFacade):
+    """A backend that does not offer some operations: absent from its
+    ``acp.initialize`` list and refused as unknown, as a real one would."""
+
+    lacking = frozenset({"resource.resolve"})
+
+    async def dispatch(self, method: str, params: Mapping[str, Any] | None) -> Any:
+        if canonical_method(method) in self.lacking:  # under either name
+            await super().dispatch(method, params)  # recorded: a call that should not happen
+            raise MethodNotFound(f"{method} is not implemented by this backend")
+        answer = await super().dispatch(method, params)
+        if method == "acp.initialize":
+            answer["operations"] = [op for op in answer["operations"] if op not in self.lacking]
+        return answer
+
+
+class StreamlessFacade(RecordingFacade):
+    """Requests work; the event stream fails at once, every time."""
+
+    async def subscribe(self, after: int | None = None) -> AsyncIterator[dict[str, Any]]:
+        raise StreamDropped("the event stream broke")
+        yield {}  # an async generator that never yields
+
+
+def create_limited_facade(data_dir: Path | None = None) -> LimitedFacade:
+    assert data_dir is not None
+    return LimitedFacade(create_reference(data_dir), data_dir / CALLS_FILE)
+
+
+def create_streamless_facade(data_dir: Path | None = None) -> StreamlessFacade:
+    assert data_dir is not None
+    return StreamlessFacade(create_reference(data_dir), data_dir / CALLS_FILE)

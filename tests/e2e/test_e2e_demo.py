@@ -122,3 +122,18 @@ def test_check_on_the_demo(demo: Path, tmp_path: Path) -> None:
     again = check("--no-run", "--format", "sarif", ".")
     assert again.returncode == 1
     assert len(json.loads(again.stdout)["runs"][0]["results"]) == 8
+
+
+def test_check_fix_applies_the_tools_fixes_through_a_plan(demo: Path, tmp_path: Path) -> None:
+    """For CI bots: ruff's own fixes (the unused import, the mutable default)
+    go through plan.create / preview / apply; what is left is reported."""
+    data = ["--data-dir", str(tmp_path / "d")]
+    command = [sys.executable, "-m", "lsp_server", "check", *data, "--register", "--fix", "."]
+    fixed = subprocess.run(command, capture_output=True, text=True, cwd=demo, check=False)
+    assert fixed.returncode == 1, fixed.stderr  # ruff's undefined names have no fix
+    assert "applied 2 fix(es) as plan" in fixed.stderr, fixed.stderr
+    inventory = (demo / "inventory.py").read_text()
+    assert "import os\n" not in inventory and "stock=None" in inventory.replace(" ", "")
+    lines = fixed.stdout.splitlines()
+    assert not any("F401" in line or "imported but unused" in line for line in lines), lines
+    assert "greetings.py:5:50: error: Undefined name `nmae` [ruff]" in lines

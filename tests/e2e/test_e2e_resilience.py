@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 from lsprotocol import types
 
+from acp_client.events import ValidationStarted
 from acp_client.models import ValidationMode
 from tests.e2e.lsp_harness import (
     Backend,
@@ -115,3 +116,45 @@ async def test_an_unreadable_stored_result_spoils_only_its_resource(
     backend.publish(result(bad_resource, "todo", REQ, False, [finding("b.py", 0, 0, "live")]))
     await session.wait_diagnostics(bad / "b.py", lambda d: len(d) == 1)
     assert session.messages() == []
+
+
+async def test_a_finding_beyond_lsp_positions_is_clamped_and_hides_nothing(
+    tmp_path: Path, backend: Backend, lsp: Starter
+) -> None:
+    root = project(tmp_path / "app", {"a.py": "a\n", "b.py": "b\n"})
+    resource = await backend.register(root)
+    session = await lsp("visual-studio-code", [root])
+    session.open(root / "a.py")
+    await session.wait_in_play(root)  # the raw event is not stored: be listening
+    huge = {"path": "a.py", "line": 2**40, "character": 10**30}
+    normal = {"path": "a.py", "line": 0, "character": 0}
+    raw = result(resource, "ruff", REQ, False).model_dump(mode="json")
+    raw["findings"] = [{"location": huge, "message": "huge"}, {"location": normal, "message": "ok"}]
+    backend.publish_raw("validation.result", {"at": raw["finished_at"], "result": raw})
+    backend.publish(result(resource, "todo", REQ, False, [finding("b.py", 0, 0, "other")]))
+    shown = await session.wait_diagnostics(root / "a.py", lambda d: len(d) == 2)
+    assert {d.message for d in shown} == {"huge", "ok"}
+    assert max(d.range.end.line for d in shown) == 2**31 - 1
+    await session.wait_diagnostics(root / "b.py", lambda d: len(d) == 1)
+    assert session.messages() == []  # not an outage
+
+
+async def test_progress_of_a_run_whose_backend_died_ends_as_interrupted(
+    tmp_path: Path, backend: Backend, lsp: Starter, server_process: ServerProcess
+) -> None:
+    root = project(tmp_path / "app", {"a.py": "a\n"})
+    resource = await backend.register(root)
+    session = await lsp("visual-studio-code", [root], mode="server")
+    client = session.client
+    await wait_for(lambda: connected(client))
+    backend.publish_event(
+        ValidationStarted, run_id="run-x", resource_id=resource.id, validations=("slow",)
+    )
+    token = "acp-run-run-x"
+    await wait_for(lambda: len(client.progress_reports.get(token, [])) == 1)
+    server_process.kill()
+    await wait_for(
+        lambda: isinstance(client.progress_reports[token][-1], types.WorkDoneProgressEnd)
+    )
+    end = client.progress_reports[token][-1]
+    assert isinstance(end, types.WorkDoneProgressEnd) and "interrupted" in (end.message or "")

@@ -28,7 +28,7 @@ async def test_multi_root_with_nested_and_unregistered_folders(
 ) -> None:
     outer = project(tmp_path / "outer", {"o.py": "o\n", "inner/i.py": "i\n"})
     inner = outer / "inner"
-    loose = project(tmp_path / "loose", {"l.py": "l\n", "m.py": "m\n"})
+    loose = project(tmp_path / "loose", {"l.py": "l\n", "m.py": "m\n", "acp.toml": ""})
     outer_resource = await backend.register(outer)
     inner_resource = await backend.register(inner)
     session = await lsp(profile, [outer, loose], mode=mode)
@@ -70,7 +70,7 @@ async def test_folder_added_later_is_resolved_and_announced_once(
 ) -> None:
     first = project(tmp_path / "first", {"a.py": "a\n"})
     added = project(tmp_path / "added", {"b.py": "b\n"})
-    other = project(tmp_path / "other", {})
+    other = project(tmp_path / "other", {"acp.toml": ""})
     await backend.register(first)
     added_resource = await backend.register(added)
     session = await lsp("visual-studio-code", [first])
@@ -107,7 +107,7 @@ async def test_a_file_outside_every_folder_still_resolves(
     await session.wait_diagnostics(elsewhere / "e.py", lambda d: len(d) == 1)
 
 
-async def test_sandbox_file_shows_its_logical_files_diagnostics(
+async def test_a_file_and_its_sandbox_copy_each_show_their_own_diagnostics(
     tmp_path: Path, backend: Backend, lsp: Starter
 ) -> None:
     root = project(tmp_path / "app", {"a.py": "a\n"})
@@ -116,7 +116,74 @@ async def test_sandbox_file_shows_its_logical_files_diagnostics(
     backend.facade.context.registry.add_sandbox_root(resource.id, str(sandbox))
     session = await lsp("neovim@v0.11", [root])
     session.open(sandbox / "a.py")
+    session.open(root / "a.py")
     backend.publish(result(resource, "ruff", REQ, False, [finding("a.py", 0, 0, "logical")]))
-    (shown,) = await session.wait_diagnostics(sandbox / "a.py", lambda d: len(d) == 1)
+    (shown,) = await session.wait_diagnostics(root / "a.py", lambda d: len(d) == 1)
     assert shown.message == "logical"
+    # The resource's results describe its own files, not a sandbox's copy.
+    assert await session.diagnostics(sandbox / "a.py") == []
     assert session.messages() == []  # the sandbox is not an unregistered folder
+
+
+async def test_the_unregistered_folder_message_is_true_and_only_where_validations_are_declared(
+    tmp_path: Path, backend: Backend, lsp: Starter
+) -> None:
+    mono = project(tmp_path / "mono", {"svc/s.py": "s\n"})
+    plain = project(tmp_path / "plain", {"p.py": "p\n"})
+    service = await backend.register(mono / "svc")
+    session = await lsp("visual-studio-code", [mono, plain])
+    await session.wait_in_play(mono / "svc")
+    backend.publish(result(service, "ruff", REQ, False, [finding("s.py", 0, 0, "shown")]))
+    await session.wait_diagnostics(mono / "svc" / "s.py", lambda d: len(d) == 1)
+    # Neither folder declares validations: a log line each, no message to nag with.
+    assert session.messages() == []
+    logged = [m.message for m in session.client.log_messages if "not in a registered" in m.message]
+    (about_mono,) = [m for m in logged if str(mono) in m]
+    assert "only inside its registered resource(s) svc" in about_mono
+    assert "off there" not in about_mono
+    assert any(str(plain) in m and "off there" in m for m in logged)
+
+
+async def test_a_removed_folder_loses_its_diagnostics_and_its_updates(
+    tmp_path: Path, backend: Backend, lsp: Starter
+) -> None:
+    kept = project(tmp_path / "kept", {"k.py": "k\n"})
+    gone = project(tmp_path / "gone", {"g.py": "g\n"})
+    kept_resource = await backend.register(kept)
+    gone_resource = await backend.register(gone)
+    session = await lsp("neovim@v0.7", [kept, gone])
+    await session.wait_in_play(gone)
+    backend.publish(result(gone_resource, "ruff", REQ, False, [finding("g.py", 0, 0, "g")]))
+    await session.wait_diagnostics(gone / "g.py", lambda d: len(d) == 1)
+    session.client.workspace_did_change_workspace_folders(
+        types.DidChangeWorkspaceFoldersParams(
+            types.WorkspaceFoldersChangeEvent(
+                added=[], removed=[types.WorkspaceFolder(uri(gone), "gone")]
+            )
+        )
+    )
+    await session.wait_diagnostics(gone / "g.py", lambda d: d == [])
+    backend.publish(result(gone_resource, "ruff", REQ, False, [finding("g.py", 0, 0, "again")]))
+    backend.publish(result(kept_resource, "ruff", REQ, False, [finding("k.py", 0, 0, "k")]))
+    await session.wait_diagnostics(kept / "k.py", lambda d: len(d) == 1)
+    assert await session.diagnostics(gone / "g.py") == []
+
+
+@pytest.mark.parametrize("profile", ["visual-studio-code", "neovim@v0.11"])
+async def test_a_workspace_opened_through_a_symlink_is_published_under_the_editors_uris(
+    tmp_path: Path, backend: Backend, lsp: Starter, profile: str
+) -> None:
+    real = project(tmp_path / "real" / "app", {"a.py": "x = 1\n", "b.py": "y = 2\n"})
+    link = tmp_path / "link"
+    link.symlink_to(real.parent, target_is_directory=True)
+    resource = await backend.register(real)
+    session = await lsp(profile, [link / "app"])
+    await session.wait_in_play(real)
+    backend.publish(result(resource, "ruff", REQ, False, [finding("a.py", 0, 0, "closed")]))
+    await session.wait_diagnostics(link / "app" / "a.py", lambda d: len(d) == 1)
+    session.open(link / "app" / "a.py")
+    backend.publish(result(resource, "ruff", REQ, True))
+    await session.wait_diagnostics(link / "app" / "a.py", lambda d: d == [])
+    # Nothing was ever shown under the real path: no phantom to go stale there.
+    published_to = {params.uri for _, params in session.published}
+    assert published_to == {uri(link / "app" / "a.py")}

@@ -16,6 +16,7 @@ import pytest
 ROOT = Path(__file__).resolve().parents[2]
 BIN = Path(sys.executable).parent
 DEMO = ROOT / "examples" / "demo"
+VSCODE_EXTENSION = ROOT / "editors" / "vscode"
 EDITOR_TIMEOUT_S = 30
 
 
@@ -35,6 +36,25 @@ def require_editor(
 def which(name: str) -> Path | None:
     found = shutil.which(name)
     return Path(found) if found else None
+
+
+def build_vscode_extension() -> Path:
+    """npm, once editors/vscode is compiled (tsc) against its npm ci-installed dependencies."""
+    npm = require_editor(which("npm"), "Node.js with npm")
+    require_editor(
+        VSCODE_EXTENSION / "node_modules" / ".package-lock.json", "editors/vscode's npm deps"
+    )
+    run_ok([str(npm), "run", "--silent", "build"], VSCODE_EXTENSION, timeout=120)
+    return npm
+
+
+def run_ok(command: list[str], cwd: Path, timeout: float) -> subprocess.CompletedProcess[str]:
+    """Run a build step; a failure fails the test with its output."""
+    done = subprocess.run(
+        command, cwd=cwd, capture_output=True, text=True, check=False, timeout=timeout
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    return done
 
 
 @dataclass(frozen=True)
@@ -83,8 +103,9 @@ class DemoProject:
 def make_demo_project(tmp_path: Path) -> DemoProject:
     root = tmp_path / "demo"
     shutil.copytree(DEMO, root, ignore=shutil.ignore_patterns(".*_cache", "__pycache__"))
-    # Emacs' project.el finds the root through version control.
-    subprocess.run(["git", "init", "-q", str(root)], check=True)
+    # Inside a larger git checkout, as examples/demo is in this repository:
+    # every editor must still take the acp.toml folder as the server's root.
+    subprocess.run(["git", "init", "-q", str(tmp_path)], check=True)
     data_dir = tmp_path / "data"
     home = tmp_path / "home"
     home.mkdir()

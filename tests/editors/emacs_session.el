@@ -35,19 +35,25 @@
 
 (defun acp-test-run (connect error-type warning-type)
   "Run the session.  CONNECT starts the client in the current buffer and
-returns the names of the servers it runs; ERROR-TYPE and WARNING-TYPE are
+returns the servers it runs, each a list (NAME ROOT); ERROR-TYPE and WARNING-TYPE are
 the client's flymake diagnostic types."
   (let ((result '()))
     (condition-case err
         (progn
           (find-file (getenv "ACP_DEMO_FILE"))
-          (push `(servers . ,(vconcat (funcall connect))) result)
+          (push `(servers . ,(vconcat (mapcar (lambda (server)
+                                                  `((name . ,(car server))
+                                                    (root . ,(cadr server))))
+                                                (funcall connect))))
+                result)
           ;; Saved at once: a save before the backend connects still runs.
           ;; An unmodified buffer is not written (so no didSave): mark it first.
           (set-buffer-modified-p t)
           (save-buffer)
+          ;; $ACP_ERROR_ONLY: a file that gets an error and nothing else.
           (acp-test--wait 20 (lambda () (and (acp-test--has error-type)
-                                             (acp-test--has warning-type))))
+                                             (or (getenv "ACP_ERROR_ONLY")
+                                                 (acp-test--has warning-type)))))
           (push `(diagnostics . ,(vconcat (acp-test--diagnostics))) result)
           (when acp-test--progress-kinds  ; a run that reports progress also ends it
             (acp-test--wait 5 (lambda () (equal (car acp-test--progress-kinds) "end"))))

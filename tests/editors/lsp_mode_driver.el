@@ -2,6 +2,7 @@
 (package-activate-all)  ; as an interactive Emacs does at startup; batch skips it
 (require 'lsp-mode)
 (load (getenv "ACP_EMACS_CONFIG") nil t)
+(add-hook 'project-find-functions #'acp-lsp-project-find)  ; as its README says
 (load (expand-file-name "emacs_session.el" (file-name-directory load-file-name)) nil t)
 
 (setq lsp-session-file (expand-file-name "lsp-session" (getenv "HOME"))
@@ -20,6 +21,7 @@
                                      (seq-some (lambda (w)
                                                  (eq (lsp--workspace-status w) 'initialized))
                                                (lsp-workspaces))))
-                (mapcar (lambda (w) (symbol-name (lsp--workspace-server-id w)))
+                (mapcar (lambda (w) (list (symbol-name (lsp--workspace-server-id w))
+                                          (lsp--workspace-root w)))
                         (lsp-workspaces)))
               :error :warning)

@@ -22,6 +22,12 @@ vim.lsp.handlers['$/progress'] = function(err, params, ctx, config)
   return default_progress_handler(err, params, ctx, config)
 end
 
+-- window/showMessage ends in vim.notify; keep what would have been shown.
+result.notified = {}
+vim.notify = function(message, level)
+  table.insert(result.notified, tostring(message))
+end
+
 local function run()
   if env.ACP_NVIM_CONFIG == 'lsp' then -- Neovim >= 0.11: lsp/acp_lsp.lua
     vim.opt.runtimepath:append(env.ACP_NVIM_CONFIG_DIR)
@@ -34,8 +40,20 @@ local function run()
   local buf = vim.api.nvim_get_current_buf()
   if env.ACP_NVIM_STOP_AFTER_OPEN == '1' then
     -- Opening a file starts (or skips) the client synchronously; count them
-    -- all, initialized or not (Neovim >= 0.11 only).
-    result.clients_at_open = #vim.lsp.get_clients({ bufnr = buf, _uninitialized = true })
+    -- all, initialized or not, then give a started one time to say anything.
+    if vim.lsp.get_clients then
+      result.clients_at_open = #vim.lsp.get_clients({ bufnr = buf, _uninitialized = true })
+    else -- 0.7: no list holds uninitialized clients, but ids count up from 1
+      result.clients_at_open = 0
+      for id = 1, 10 do
+        if vim.lsp.get_client_by_id(id) then
+          result.clients_at_open = result.clients_at_open + 1
+        end
+      end
+    end
+    vim.wait(500, function() return false end, 20)
+    result.messages = vim.fn.execute('messages')
+    result.diagnostic_count = #vim.diagnostic.get(buf)
     return
   end
 

@@ -20,14 +20,22 @@ def console_script() -> str:
     return name
 
 
-def test_helix_languages_toml_runs_the_server_for_python_and_acp_toml() -> None:
-    config = tomllib.loads((EDITORS / "helix" / "languages.toml").read_text(encoding="utf-8"))
+# Helix 25.07's languages.toml (tag 25.07 of helix-editor/helix): the lists
+# that a user's `language-servers` replaces, so ours must keep them.
+HELIX_25_07_SERVERS = {"python": ["ty", "ruff", "jedi", "pylsp"], "toml": ["taplo", "tombi"]}
+
+
+def test_helix_languages_toml_adds_the_server_to_helix_defaults() -> None:
+    text = (EDITORS / "helix" / "languages.toml").read_text(encoding="utf-8")
+    config = tomllib.loads(text)
     server = config["language-server"]["acp-lsp"]
     assert server["command"] == console_script()
     assert server["required-root-patterns"] == ["acp.toml"]
     languages = {language["name"]: language for language in config["language"]}
-    assert "acp-lsp" in languages["python"]["language-servers"]
-    assert "acp-lsp" in languages["toml"]["language-servers"]
+    assert languages.keys() == HELIX_25_07_SERVERS.keys()
+    for name, defaults in HELIX_25_07_SERVERS.items():
+        assert languages[name]["language-servers"] == [*defaults, "acp-lsp"], name
+    assert "Helix 25.07" in text  # the version those lists come from
 
 
 def test_jetbrains_template_runs_the_server_on_python_and_acp_toml() -> None:

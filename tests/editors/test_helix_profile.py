@@ -1,51 +1,68 @@
 """Helix cannot be installed here, so its way of talking to a server is played
-by a pytest-lsp client: push diagnostics only, no workspace folders (just
-rootUri), and UTF-8 offered first among position encodings."""
+by a pytest-lsp client sending what Helix sends: the capabilities, clientInfo
+and workspace folders transcribed from Helix's source (acp_conformance/clients/
+helix_*.json say where from). Both get pushed diagnostics: Helix 25.07
+cannot pull; Helix master can, and re-pulls on workspace/diagnostic/refresh,
+but announces that under `workspace.diagnostic` (its lsp-types' field name)
+where LSP says `workspace.diagnostics`, so a server reading the spec sees a
+client that could not be told to pull again, and pushes (which Helix shows)."""
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
 
+import pytest
 from editor_harness import BIN, EDITOR_TIMEOUT_S, DemoProject
 from lsprotocol import types
+from pygls.protocol import default_converter
 from pytest_lsp.client import make_test_lsp_client
 
 from acp_client.paths import path_to_uri
+from acp_conformance.profiles import recorded
 
-HELIX_CAPABILITIES = types.ClientCapabilities(
-    general=types.GeneralClientCapabilities(
-        position_encodings=[
-            types.PositionEncodingKind.Utf8,
-            types.PositionEncodingKind.Utf32,
-            types.PositionEncodingKind.Utf16,
-        ]
-    ),
-    text_document=types.TextDocumentClientCapabilities(
-        synchronization=types.TextDocumentSyncClientCapabilities(did_save=True),
-        publish_diagnostics=types.PublishDiagnosticsClientCapabilities(
-            version_support=True, data_support=True
-        ),
-    ),
-    workspace=types.WorkspaceClientCapabilities(configuration=True, workspace_folders=False),
-    window=types.WindowClientCapabilities(work_done_progress=True),
-)
+Shown = dict[tuple[int, int, types.DiagnosticSeverity | None], str]
 
 
-async def test_push_only_client_without_workspace_folders(demo_project: DemoProject) -> None:
+def helix_sends_did_save(
+    sync: types.TextDocumentSyncOptions | types.TextDocumentSyncKind | None,
+) -> bool:
+    """Helix's rule (Client::text_document_did_save): it announces no
+    synchronization.didSave, yet sends didSave unless the server's
+    textDocumentSync is absent or says save: false."""
+    if sync is None:
+        return False
+    if isinstance(sync, types.TextDocumentSyncOptions):
+        return sync.save not in (None, False)
+    return True
+
+
+@pytest.mark.parametrize("profile_name", ["helix_25.07.json", "helix_master.json"])
+async def test_helix_profile_shows_demo_diagnostics(
+    profile_name: str, demo_project: DemoProject
+) -> None:
+    profile = recorded(profile_name)
+    capabilities = default_converter().structure(profile["capabilities"], types.ClientCapabilities)
+    assert "synchronization" not in profile["capabilities"]["textDocument"]
+    assert "diagnostics" not in profile["capabilities"]["workspace"]
+
     client = make_test_lsp_client()
     await client.start_io(str(BIN / "acp-lsp"), env=demo_project.env, cwd=demo_project.root)
     try:
+        root_uri = path_to_uri(str(demo_project.root))
         answer = await client.initialize_session(
             types.InitializeParams(
-                capabilities=HELIX_CAPABILITIES,
-                client_info=types.ClientInfo(name="helix"),
-                root_uri=path_to_uri(str(demo_project.root)),
+                capabilities=capabilities,
+                client_info=types.ClientInfo(**profile["clientInfo"]),
+                root_uri=root_uri,
                 root_path=str(demo_project.root),
+                # Helix names each folder after the last segment of its URI.
+                workspace_folders=[types.WorkspaceFolder(root_uri, demo_project.root.name)],
             )
         )
-        assert answer.capabilities.diagnostic_provider is None  # nothing to pull
+        assert answer.capabilities.diagnostic_provider is None  # pushed, see above
         assert answer.capabilities.position_encoding == types.PositionEncodingKind.Utf8
+        assert helix_sends_did_save(answer.capabilities.text_document_sync)
 
         path = demo_project.greetings
         uri = path_to_uri(str(path))
@@ -60,7 +77,7 @@ async def test_push_only_client_without_workspace_folders(demo_project: DemoProj
             types.DidSaveTextDocumentParams(text_document=types.TextDocumentIdentifier(uri=uri))
         )
 
-        def shown() -> dict[tuple[int, int, types.DiagnosticSeverity | None], str]:
+        def shown() -> Shown:
             return {
                 (d.range.start.line, d.range.start.character, d.severity): d.message
                 for d in client.diagnostics.get(uri, [])

@@ -81,15 +81,31 @@ def test_neovim_shows_demo_diagnostics(
     assert result["progress"][:1] == ["begin"] and result["progress"][-1:] == ["end"], result
 
 
-@pytest.mark.parametrize("config", ["lsp", "legacy"])
-def test_neovim_starts_nothing_outside_a_project(
-    config: str, demo_project: DemoProject, tmp_path: Path
+@pytest.mark.parametrize("git_repository", [False, True], ids=["no-project", "git-repository"])
+@pytest.mark.parametrize(
+    ("binary", "config"),
+    [
+        pytest.param(pypi_nvim(), "lsp", id="nvim0.11-lsp/acp_lsp.lua"),
+        pytest.param(pypi_nvim(), "legacy", id="nvim0.11-acp_lsp_legacy.lua"),
+        pytest.param(DEBIAN_NVIM, "legacy", id="nvim-debian-acp_lsp_legacy.lua"),
+    ],
+)
+def test_neovim_is_silent_outside_an_acp_project(
+    binary: Path | None,
+    config: str,
+    git_repository: bool,
+    demo_project: DemoProject,
+    tmp_path: Path,
 ) -> None:
-    """Opt-in: a file with neither acp.toml nor a git root above it gets no server."""
-    nvim = require_editor(pypi_nvim(), "Neovim >= 0.11", PIP_INSTALL)
-    stray = tmp_path / "stray" / "notes.py"
+    """Opt-in: a file with no acp.toml above it gets no server and sees nothing,
+    even inside a git repository (a `.git` root marker would start it there)."""
+    install = "run .ci/install-editors" if binary == DEBIAN_NVIM else PIP_INSTALL
+    nvim = require_editor(binary, "Neovim", install)
+    stray = tmp_path / "elsewhere" / "notes.py"
     stray.parent.mkdir()
-    stray.write_text("print('not in any project')\n", encoding="utf-8")
+    stray.write_text("print(undefined_name)  # TODO: a finding if anything ran\n", "utf-8")
+    if git_repository:
+        subprocess.run(["git", "init", "-q", str(stray.parent)], check=True)
     result_file = tmp_path / "nvim-result.json"
     run_editor(
         [str(nvim), "--headless", "-u", "NONE", "-i", "NONE", "-n", "-c", f"luafile {DRIVER}"],
@@ -103,4 +119,7 @@ def test_neovim_starts_nothing_outside_a_project(
         },
     )
     result = json.loads(result_file.read_text(encoding="utf-8"))
-    assert result.get("clients_at_open") == 0, result
+    assert "error" not in result, result
+    assert result["clients_at_open"] == 0, result
+    assert result["notified"] == [] and result["diagnostic_count"] == 0, result
+    assert result["messages"].strip() == "", result

@@ -1,10 +1,11 @@
-"""The VS Code extension in editors/vscode: its client code against the real
-server, its settings against the server's model, and its packaging."""
+"""The VS Code extension in editors/vscode: its launch code (where it finds
+the server; VS Code's client protocol against the real server), its settings
+against the server's model, its manifest and its packaging. The extension in a
+real VS Code is test_vscode_host.py."""
 
 from __future__ import annotations
 
 import json
-import subprocess
 import zipfile
 from pathlib import Path
 from typing import Any
@@ -13,16 +14,18 @@ import pytest
 import pytest_lsp
 from editor_harness import (
     EDITOR_TIMEOUT_S,
-    ROOT,
+    VSCODE_EXTENSION,
     DemoProject,
+    build_vscode_extension,
     require_editor,
     run_editor,
+    run_ok,
     which,
 )
 
 from lsp_server.settings import SECTION, settings_schema
 
-EXTENSION = ROOT / "editors" / "vscode"
+EXTENSION = VSCODE_EXTENSION
 # pytest-lsp's recording of the capabilities VS Code sends.
 VSCODE_CAPABILITIES = (
     Path(pytest_lsp.__file__).parent / "clients" / "visual_studio_code_v1.65.2.json"
@@ -31,22 +34,10 @@ VSCODE_CAPABILITIES = (
 
 @pytest.fixture(scope="module")
 def npm() -> Path:
-    """npm, once editors/vscode is compiled (tsc) against its npm ci-installed dependencies."""
-    npm = require_editor(which("npm"), "Node.js with npm")
-    require_editor(EXTENSION / "node_modules" / ".package-lock.json", "editors/vscode's npm deps")
-    built = subprocess.run(
-        [str(npm), "run", "--silent", "build"],
-        cwd=EXTENSION,
-        capture_output=True,
-        text=True,
-        check=False,
-        timeout=120,
-    )
-    assert built.returncode == 0, built.stdout + built.stderr
-    return npm
+    return build_vscode_extension()
 
 
-def test_extension_client_gets_demo_diagnostics(npm: Path, demo_project: DemoProject) -> None:
+def test_extension_client_code(npm: Path, demo_project: DemoProject) -> None:
     node = require_editor(which("node"), "Node.js")
     completed = run_editor(
         [str(node), "--test", str(EXTENSION / "out" / "test")],
@@ -57,7 +48,8 @@ def test_extension_client_gets_demo_diagnostics(npm: Path, demo_project: DemoPro
         },
     )
     assert completed.returncode == 0, completed.stdout + completed.stderr
-    assert "# pass 1" in completed.stdout, completed.stdout
+    # diagnostics.test.ts (1) and launch.test.ts (5: where the server is found)
+    assert "# pass 6" in completed.stdout and "# fail 0" in completed.stdout, completed.stdout
 
 
 def expected_contributions() -> dict[str, dict[str, Any]]:
@@ -88,19 +80,21 @@ def test_extension_settings_match_the_server_model() -> None:
 
 def test_extension_packs_into_a_vsix(npm: Path, tmp_path: Path) -> None:
     vsix = tmp_path / "acp-lsp.vsix"
-    packed = subprocess.run(
-        [str(npm), "run", "--silent", "package", "--", "--out", str(vsix)],
-        cwd=EXTENSION,
-        capture_output=True,
-        text=True,
-        check=False,
-        timeout=EDITOR_TIMEOUT_S * 2,
-    )
-    assert packed.returncode == 0, packed.stdout + packed.stderr
+    package = [str(npm), "run", "--silent", "package", "--", "--out", str(vsix)]
+    run_ok(package, EXTENSION, timeout=EDITOR_TIMEOUT_S * 2)
     names = set(zipfile.ZipFile(vsix).namelist())
     assert "extension/out/src/extension.js" in names
     assert "extension/node_modules/vscode-languageclient/package.json" in names
     assert not any(name.startswith("extension/out/test/") for name in names)
+
+
+def test_extension_stays_off_in_untrusted_workspaces() -> None:
+    """acp-lsp runs the commands in acp.toml: VS Code must keep the extension
+    off until the user trusts the folder, and say why."""
+    manifest = json.loads((EXTENSION / "package.json").read_text(encoding="utf-8"))
+    untrusted = manifest["capabilities"]["untrustedWorkspaces"]
+    assert untrusted["supported"] is False
+    assert "acp.toml" in untrusted["description"]
 
 
 def test_extension_registers_the_commands_it_contributes() -> None:

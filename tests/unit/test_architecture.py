@@ -1,4 +1,6 @@
-"""The architecture's arrows: lsp_server -> acp_client <- acp_backend.
+"""The architecture's arrows: lsp_server -> acp_client <- acp_backend, and the
+conformance kit (acp_conformance) -> acp_client only: it checks any backend
+and any server as a client does, never through their internals.
 
 Checked twice: statically (every import statement in every module, including
 ones inside functions) and dynamically (importing every module of a package
@@ -18,9 +20,10 @@ import pytest
 ROOT = Path(__file__).resolve().parents[2]
 
 FORBIDDEN = {
-    "acp_client": {"lsp_server", "acp_backend"},
-    "lsp_server": {"acp_backend"},
-    "acp_backend": {"lsp_server"},
+    "acp_client": {"lsp_server", "acp_backend", "acp_conformance"},
+    "lsp_server": {"acp_backend", "acp_conformance"},
+    "acp_backend": {"lsp_server", "acp_conformance"},
+    "acp_conformance": {"lsp_server", "acp_backend"},
 }
 
 

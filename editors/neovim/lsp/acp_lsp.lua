@@ -5,10 +5,11 @@
 return {
   -- Add '--data-dir', '/path' or '--acp', 'https://...' to use another backend.
   cmd = { 'acp-lsp' },
-  -- No `filetypes`: validations cover every file of a registered resource.
-  -- The nearest acp.toml wins; a git root is the fallback.
-  root_markers = { 'acp.toml', '.git' },
-  -- Opt-in: never start for a file outside any project.
+  -- No `filetypes`: validations cover every file of a registered resource,
+  -- so the server starts for any file below an acp.toml and for no other
+  -- (not a git root: that would start it in every repository). To start it
+  -- only for some files, list them: filetypes = { 'python', 'toml' },
+  root_markers = { 'acp.toml' },
   workspace_required = true,
   -- Server settings (docs/editors.md lists them); unset means the defaults:
   -- settings = { acp = { runOn = 'change', debounceMs = 300 } },

@@ -3,7 +3,7 @@ from lsprotocol.types import DiagnosticSeverity as Sev
 from lsprotocol.types import PositionEncodingKind as Enc
 
 from acp_client.models import Finding, Location, ValidationMode
-from lsp_server.mapping import (
+from lsp_server.features.diagnostics.mapping import (
     config_diagnostic,
     config_mark,
     marks_for,

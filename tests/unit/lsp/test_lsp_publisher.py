@@ -1,7 +1,7 @@
 import asyncio
 import itertools
 
-from lsp_server.publisher import CoalescingPublisher
+from lsp_server.features.diagnostics.publisher import CoalescingPublisher
 
 WINDOW = 0.05
 
@@ -11,6 +11,7 @@ async def test_first_change_goes_out_at_once() -> None:
     publisher = CoalescingPublisher(sent.append, WINDOW)
     publisher.changed("a")
     publisher.changed("b")
+    await asyncio.sleep(0)  # one turn of the loop
     assert sent == ["a", "b"]  # different keys never wait for each other
 
 
@@ -18,7 +19,10 @@ async def test_burst_collapses_into_one_trailing_publish_of_the_last_state() -> 
     state = {"a": 0}
     sent: list[int] = []
     publisher = CoalescingPublisher(lambda key: sent.append(state[key]), WINDOW)
-    for value in range(1, 101):
+    state["a"] = 1
+    publisher.changed("a")
+    await asyncio.sleep(0)
+    for value in range(2, 101):
         state["a"] = value
         publisher.changed("a")
     assert sent == [1]
@@ -45,7 +49,31 @@ async def test_close_cancels_pending_publishes() -> None:
     sent: list[str] = []
     publisher = CoalescingPublisher(sent.append, WINDOW)
     publisher.changed("a")
+    await asyncio.sleep(0)
     publisher.changed("a")
     publisher.close()
     await asyncio.sleep(WINDOW * 2)
     assert sent == ["a"]
+
+
+async def test_a_burst_goes_out_in_slices_and_the_loop_runs_in_between() -> None:
+    sent: list[int] = []
+    publisher = CoalescingPublisher(sent.append, WINDOW, slice_size=10)
+    for key in range(100):
+        publisher.changed(key)
+    seen_between: list[int] = []
+    asyncio.get_running_loop().call_soon(lambda: seen_between.append(len(sent)))
+    await asyncio.sleep(0.01)
+    assert sorted(sent) == list(range(100))
+    assert seen_between and 0 < seen_between[0] < 100  # something else ran mid-burst
+
+
+async def test_a_key_changed_again_while_due_is_sent_once() -> None:
+    state = {"a": 0}
+    sent: list[int] = []
+    publisher = CoalescingPublisher(lambda key: sent.append(state[key]), WINDOW)
+    publisher.changed("a")
+    state["a"] = 7
+    publisher.changed("a")
+    await asyncio.sleep(0)
+    assert sent == [7]

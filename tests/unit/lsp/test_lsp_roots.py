@@ -75,3 +75,18 @@ def test_containment_includes_sandbox_roots() -> None:
     )
     assert contains(resource, "/w/app/a.py") and contains(resource, "/sb/1/a.py")
     assert not contains(resource, "/w/application/a.py")
+
+
+def test_uris_are_spelled_as_the_editor_spells_them(tmp_path: Path) -> None:
+    real = tmp_path / "real" / "my app"
+    (real / "src").mkdir(parents=True)
+    (tmp_path / "link").symlink_to(tmp_path / "real", target_is_directory=True)
+    roots = Roots()
+    roots.remember(Resource(id="R", name="app", root=str(real), created_at=datetime.now(UTC)))
+    key = ("R", "src/a b.py")
+    assert roots.uri_of(key) == path_to_uri(str(real / "src" / "a b.py"))  # no folder known
+    folder_uri = path_to_uri(str(tmp_path / "link" / "my app"))
+    roots.set_folders([folder_uri])
+    assert roots.uri_of(key) == f"{folder_uri}/src/a%20b.py"
+    roots.note_uri(key, "file:///as/opened.py")
+    assert roots.uri_of(key) == "file:///as/opened.py"

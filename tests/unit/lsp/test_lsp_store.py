@@ -1,5 +1,5 @@
 from acp_client.models import ResultOutcome, ValidationMode
-from lsp_server.store import DiagnosticsStore
+from lsp_server.features.diagnostics.store import DiagnosticsStore
 from tests.unit.lsp.lsp_factories import finding, result
 
 A, B = ("R", "a.py"), ("R", "b.py")

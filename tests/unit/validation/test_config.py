@@ -209,3 +209,87 @@ class TestConfigCache:
         (tmp_path / "acp.toml").write_bytes(b"# ok\n# caf\xe9\n")
         error = ConfigCache().get(tmp_path).error
         assert error is not None and error.line == 2 and "UTF-8" in error.message
+
+
+class TestRefusedAndForgiven:
+    """acp.toml mistakes that used to pass silently or crash (issue 8, item 20)."""
+
+    @pytest.mark.parametrize("value", ["inf", "1e300", "nan", "86401"])
+    def test_a_timeout_without_a_sane_limit_is_refused(self, value: str) -> None:
+        error = error_of(VALID.replace("timeout = 30", f"timeout = {value}"))
+        assert error.field == "validations[2].timeout" and error.line == 17
+
+    def test_a_day_is_the_longest_timeout(self) -> None:
+        (_, tests) = parse_config(VALID.replace("timeout = 30", "timeout = 86400"))
+        assert tests.timeout == 86400
+
+    def test_the_singular_table_name_gets_a_suggestion(self) -> None:
+        error = error_of("# x\n[[validation]]\nname = 'a'\n")
+        assert error.line == 2 and "did you mean [[validations]]" in error.message
+
+    def test_a_utf8_bom_is_accepted(self, tmp_path: Path) -> None:
+        (tmp_path / "acp.toml").write_bytes(b"\xef\xbb\xbf" + VALID.encode())
+        loaded = ConfigCache().get(tmp_path)
+        assert loaded.error is None and len(loaded.validations) == 2
+        assert parse_config("\ufeff" + VALID)[0].line == 3
+
+    @pytest.mark.parametrize(
+        "command", ['["ruff", "a\\u0000b"]', '"ruff\\u0000"'], ids=["argv", "shell"]
+    )
+    def test_a_nul_in_a_command_is_a_config_error(self, command: str) -> None:
+        shell = "shell = true\n" if command.startswith('"') else ""
+        text = f'[[validations]]\nname = "a"\nmode = "required"\n{shell}command = {command}\n'
+        error = error_of(text)
+        assert error.field == "validations[1].command" and "NUL" in error.message
+
+    @pytest.mark.parametrize("blank", ['""', '"   "', '"\\n\\t"'])
+    def test_a_blank_shell_command_is_refused(self, blank: str) -> None:
+        text = f'[[validations]]\nname = "a"\nmode = "required"\nshell = true\ncommand = {blank}\n'
+        assert "must not be empty" in error_of(text).message
+
+    def test_paths_must_stay_inside_the_resource(self) -> None:
+        for field_name in ("cwd", "output_file"):
+            text = (
+                f'[[validations]]\nname = "a"\nmode = "required"\ncommand = ["x"]\n'
+                f'{field_name} = "../elsewhere"\n'
+            )
+            assert error_of(text).field == f"validations[1].{field_name}"
+
+
+class TestPresets:
+    def test_a_preset_supplies_the_fields_and_the_table_overrides_them(self) -> None:
+        (ruff,) = parse_config('[[validations]]\npreset = "ruff"\nmode = "required"\n')
+        assert ruff.name == "ruff" and ruff.format is OutputFormat.SARIF
+        assert ruff.command[:2] == ("ruff", "check") and ruff.uses_files
+        assert "*.py" in ruff.applies_to and ruff.fix is not None
+        (custom,) = parse_config(
+            '[[validations]]\npreset = "mypy"\nname = "types"\nmode = "informational"\n'
+            'command = ["mypy", "src"]\n'
+        )
+        assert custom.name == "types" and custom.command == ("mypy", "src")
+        assert custom.columns is ColumnUnit.BYTES and not custom.uses_files
+
+    def test_an_unknown_preset_names_the_known_ones(self) -> None:
+        error = error_of('[[validations]]\nmode = "required"\npreset = "rufff"\n')
+        assert error.field == "validations[1].preset" and error.line == 3
+        assert "ruff" in error.message and "semgrep" in error.message
+
+    def test_every_preset_is_a_valid_declaration(self) -> None:
+        from acp_backend.validation.presets import PRESETS
+
+        for name in PRESETS:
+            (config,) = parse_config(f'[[validations]]\npreset = "{name}"\nmode = "required"\n')
+            assert config.preset == name
+
+    def test_per_tool_and_per_code_columns(self) -> None:
+        (config,) = parse_config(
+            '[[validations]]\nname = "a"\nmode = "required"\ncommand = ["x"]\nformat = "sarif"\n'
+            'columns = { Bandit = "bytes", ruff = "code-points" }\ncode_columns = { F = "bytes" }\n'
+        )
+        assert config.columns is None
+        assert config.tool_columns == {"bandit": ColumnUnit.BYTES, "ruff": ColumnUnit.CODE_POINTS}
+        assert config.code_columns == {"F": ColumnUnit.BYTES}
+
+    def test_json_needs_a_mapping(self) -> None:
+        text = '[[validations]]\nname = "a"\nmode = "required"\ncommand = ["x"]\nformat = "json"\n'
+        assert error_of(text).field == "validations[1].mapping"

@@ -60,6 +60,18 @@ class TestRuffSarif:
         assert f401.location is not None and f401.location.path == "unicode_sample.py"
         assert f401.severity is SeverityHint.ERROR and f401.message == "`os` imported but unused"
 
+    def test_findings_carry_the_rule_s_help_link_and_description(self) -> None:
+        findings = findings_of('format = "sarif"', relocated_ruff_sarif())
+        by_code = {f.code: f for f in findings}
+        semicolon, unused = by_code["E702"], by_code["F401"]
+        assert semicolon.help_uri == (
+            "https://docs.astral.sh/ruff/rules/multiple-statements-on-one-line-semicolon"
+        )
+        assert semicolon.rule_description == "Multiple statements on one line (semicolon)"
+        # ruff's shortDescription for F401 is a message template: its name says more.
+        assert unused.help_uri == "https://docs.astral.sh/ruff/rules/unused-import"
+        assert unused.rule_description == "unused-import"
+
     def test_ruff_counts_code_points_so_utf16_would_be_wrong(self) -> None:
         # The known-tools table matters: read as the specification's default
         # (UTF-16), ruff's columns land one character early after an emoji.
@@ -95,9 +107,10 @@ class TestMypyPattern:
         assert undefined.message == 'Name "adjustment" is not defined'
         assert note.message == 'Revealed type is "int"'
 
-    def test_gnu_lines_without_columns_or_with_zero_based_ones(self) -> None:
+    def test_gnu_lines_without_columns_or_with_zero_based_ones(self, tmp_path: Path) -> None:
+        (tmp_path / "a.py").write_text("a\nb\nc\n")
         output = "a.py:3: error: no column\nnoise line\na.py:2:0: warning: zero-based\n"
-        findings = findings_of('format = "pattern"\none_based_columns = false', output)
+        findings = findings_of('format = "pattern"\none_based_columns = false', output, tmp_path)
         assert [(f.location.line, f.location.character) for f in findings if f.location] == [
             (2, 0),
             (1, 0),

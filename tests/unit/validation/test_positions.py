@@ -3,6 +3,8 @@ UTF-8 bytes) and CJK (one UTF-16 unit, three UTF-8 bytes)."""
 
 from __future__ import annotations
 
+import unicodedata
+
 import pytest
 
 from acp_backend.validation.config import ColumnUnit
@@ -21,6 +23,12 @@ def units_before(text: str, index: int, unit: ColumnUnit) -> int:
         return len(prefix.encode("utf-16-le")) // 2
     if unit is ColumnUnit.BYTES:
         return len(prefix.encode("utf-8"))
+    if unit is ColumnUnit.DISPLAY:
+        cells = 0
+        for char in prefix:
+            wide = unicodedata.east_asian_width(char) in "WF"
+            cells += 8 - cells % 8 if char == "\t" else 2 if wide else 1
+        return cells
     return index
 
 

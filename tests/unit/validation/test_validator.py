@@ -39,9 +39,23 @@ def test_findings_fail_a_validation_even_with_exit_status_0(tmp_path: Path) -> N
 
 
 def test_findings_outside_the_root_are_counted_in_the_message(tmp_path: Path) -> None:
+    (tmp_path / "a.py").write_text("x\n")
     output = "a.py:1:1: error: e\n/etc/hosts:1:1: error: outside\n"
     verdict = judge(declared('format = "pattern"'), exited(1, output), tmp_path)
     assert verdict.message == "1 finding; 1 outside the resource root ignored"
+
+
+def test_findings_for_files_that_are_not_there_are_dropped_and_counted(tmp_path: Path) -> None:
+    # The classic `cd sub && tool` mistake: paths relative to the wrong directory.
+    (tmp_path / "sub").mkdir()
+    (tmp_path / "sub" / "a.py").write_text("x\n")
+    verdict = judge(declared('format = "pattern"'), exited(1, "a.py:1:1: error: e\n"), tmp_path)
+    assert verdict.findings == ()
+    assert verdict.message == "exit status 1; 1 finding for files not under the root dropped"
+    relative_to_cwd = declared('format = "pattern"\ncwd = "sub"')
+    verdict = judge(relative_to_cwd, exited(1, "a.py:1:1: error: e\n"), tmp_path)
+    (finding,) = verdict.findings
+    assert finding.location is not None and finding.location.path == "sub/a.py"
 
 
 def test_a_killed_tool(tmp_path: Path) -> None:

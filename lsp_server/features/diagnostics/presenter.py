@@ -25,10 +25,12 @@ from lsprotocol.types import (
 )
 
 from acp_client.models import ValidationResult
-from lsp_server.mapping import config_diagnostic, to_diagnostic
+from lsp_server.features.diagnostics.mapping import Mark, config_diagnostic, to_diagnostic
+from lsp_server.features.diagnostics.store import DiagnosticsStore
 from lsp_server.positions import DiskText, Lines, split_lines
-from lsp_server.roots import Roots
-from lsp_server.store import DiagnosticsStore, FileKey
+from lsp_server.roots import FileKey, Roots
+
+_BOM = "\ufeff"
 
 
 @dataclass(slots=True)
@@ -37,12 +39,36 @@ class OpenDocument:
     version: int | None
     text: str
     _lines: list[str] | None = None
+    _digests: frozenset[str] | None = None
 
     @property
     def lines(self) -> list[str]:
         if self._lines is None:
             self._lines = split_lines(self.text)
         return self._lines
+
+    @property
+    def digests(self) -> frozenset[str]:
+        """sha256 of the text as it would be on disk, with and without a BOM
+        (editors drop it from the text they send)."""
+        if self._digests is None:
+            self._digests = frozenset(
+                hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
+                for text in (self.text, _BOM + self.text)
+            )
+        return self._digests
+
+    def computed_on(self, mark: Mark, path: str) -> bool:
+        """Whether ``mark`` was computed on this text (unknown: assume so)."""
+        digest = mark.result.file_hashes.get(path)
+        return digest is None or digest in self.digests
+
+
+@dataclass(frozen=True, slots=True)
+class _Sent:
+    uri: str
+    version: int | None
+    diagnostics: list[Diagnostic]
 
 
 class Presenter:
@@ -59,13 +85,15 @@ class Presenter:
         self._on_change = on_change
         self._open: dict[FileKey, OpenDocument] = {}
         self._disk = DiskText()
+        self._sent: dict[FileKey, _Sent] = {}  # the last publish per file
+        self._reported: dict[FileKey, str] = {}  # the URI each file was last reported under
 
     # --- what changed ------------------------------------------------------
 
-    def apply(self, result: ValidationResult) -> None:
+    def apply(self, result: ValidationResult, scope: str | None = None) -> None:
         if result.resource_id not in self.roots.resources:
             return  # a resource no folder or document of this session belongs to
-        for key in self.store.apply(result):
+        for key in self.store.apply(result, scope):
             self._on_change(key)
 
     def changed(self, keys: set[FileKey]) -> None:
@@ -74,7 +102,7 @@ class Presenter:
 
     def opened(self, key: FileKey, document: OpenDocument, clear_stale: bool) -> None:
         self._open[key] = document
-        if clear_stale and self._is_stale(key, document.text):
+        if clear_stale and self._is_stale(key, document):
             self.store.clear_file(key)
         if self.store.version(key):  # it has (had) diagnostics: show them as the editor sees it
             self._on_change(key)
@@ -91,23 +119,40 @@ class Presenter:
     # --- what to send ------------------------------------------------------
 
     def diagnostics(self, key: FileKey) -> list[Diagnostic]:
+        """The file's diagnostics against the text the editor has. A mark
+        computed on other text than an open buffer's (another validation
+        re-ran after an edit, this one not yet) is held back until its own
+        validation reports again: placed on the new text it would be wrong."""
         lines = self._lines(key)
-        shown = [to_diagnostic(mark, lines, self.encoding) for mark in self.store.marks(key)]
+        document = self._open.get(key)
+        marks = self.store.marks(key)
+        if document is not None:
+            marks = [mark for mark in marks if document.computed_on(mark, key[1])]
+        shown = [to_diagnostic(mark, lines, self.encoding) for mark in marks]
         config_error = self.store.config_error(key)
         if config_error is not None:
             shown.append(config_diagnostic(config_error, lines, self.encoding))
         return shown
 
-    def publish_params(self, key: FileKey) -> PublishDiagnosticsParams | None:
-        uri = self.uri_of(key)
+    def publish_params(self, key: FileKey) -> list[PublishDiagnosticsParams]:
+        """What to push for a file: nothing when it would repeat the last
+        publish; an empty publish first for a URI the file was shown under
+        before (the editor keys diagnostics by URI string)."""
+        before = self._sent.get(key)
+        uri = self.uri_of(key) or (before.uri if before else None)
         if uri is None:
-            return None
+            return []
         document = self._open.get(key)
-        return PublishDiagnosticsParams(
-            uri=uri,
-            diagnostics=self.diagnostics(key),
-            version=document.version if document else None,
-        )
+        sent = _Sent(uri, document.version if document else None, self.diagnostics(key))
+        if sent == before:
+            return []
+        self._sent[key] = sent
+        params = [
+            PublishDiagnosticsParams(uri=uri, diagnostics=sent.diagnostics, version=sent.version)
+        ]
+        if before is not None and before.uri != uri:
+            params.insert(0, PublishDiagnosticsParams(uri=before.uri, diagnostics=[]))
+        return params
 
     def result_id(self, key: FileKey) -> str:
         """Changes whenever the marks or the text they are converted against do."""
@@ -124,12 +169,19 @@ class Presenter:
         self, previous: dict[str, str]
     ) -> list[WorkspaceDocumentDiagnosticReport]:
         """Every file the store has ever had marks for (an emptied file must
-        be reported too, or the client keeps its old diagnostics)."""
+        be reported too, or the client keeps its old diagnostics; so must a
+        URI the file was reported under before)."""
         reports: list[WorkspaceDocumentDiagnosticReport] = []
         for key in self.store.files():
-            uri = self.uri_of(key)
+            uri = self.uri_of(key) or self._reported.get(key)
             if uri is None:
                 continue
+            before = self._reported.get(key)
+            if before is not None and before != uri:
+                reports.append(
+                    WorkspaceFullDocumentDiagnosticReport(uri=before, version=None, items=[])
+                )
+            self._reported[key] = uri
             result_id = self.result_id(key)
             document = self._open.get(key)
             version = document.version if document else None
@@ -158,8 +210,5 @@ class Presenter:
         path = self.roots.path_of(key)
         return None if path is None else self._disk.lines(path)
 
-    def _is_stale(self, key: FileKey, text: str) -> bool:
-        digest = hashlib.sha256(text.encode("utf-8")).hexdigest()
-        hashes = {mark.result.file_hashes.get(key[1]) for mark in self.store.marks(key)}
-        hashes.discard(None)
-        return any(expected != digest for expected in hashes)
+    def _is_stale(self, key: FileKey, document: OpenDocument) -> bool:
+        return any(not document.computed_on(mark, key[1]) for mark in self.store.marks(key))

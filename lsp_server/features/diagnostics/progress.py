@@ -22,6 +22,13 @@ log = logging.getLogger(__name__)
 RunEvent = ValidationStarted | ValidationResultEvent | ValidationCompleted
 
 
+class _Interrupted:
+    """The backend went away: no run it was doing will report its end."""
+
+
+INTERRUPTED_MESSAGE = "interrupted: the ACP backend went away"
+
+
 @dataclass
 class _Run:
     token: str
@@ -34,10 +41,14 @@ class RunProgress:
         self._progress = progress
         self._cancel_run = cancel_run
         self._runs: dict[str, _Run] = {}
-        self._queue: asyncio.Queue[RunEvent] = asyncio.Queue()
+        self._queue: asyncio.Queue[RunEvent | _Interrupted] = asyncio.Queue()
 
     def observe(self, event: RunEvent) -> None:
         self._queue.put_nowait(event)
+
+    def interrupt(self) -> None:
+        """End every run's progress as interrupted (in order with the rest)."""
+        self._queue.put_nowait(_Interrupted())
 
     async def run(self) -> None:
         """The worker: call once, as a background task."""
@@ -57,7 +68,12 @@ class RunProgress:
                 await self._cancel_run(run_id)
                 return
 
-    async def _show(self, event: RunEvent) -> None:
+    async def _show(self, event: RunEvent | _Interrupted) -> None:
+        if isinstance(event, _Interrupted):
+            for interrupted in self._runs.values():
+                self._end(interrupted, INTERRUPTED_MESSAGE)
+            self._runs.clear()
+            return
         if isinstance(event, ValidationStarted):
             token = f"acp-run-{event.run_id}"
             # Shielded: cancelling this worker (at shutdown) must not cancel
@@ -92,7 +108,9 @@ class RunProgress:
             )
             return
         del self._runs[event.run_id]
-        self._progress.tokens.pop(run.token, None)
         summary = event.summary
-        failed = summary.required_failed + summary.informational_failed
-        self._progress.end(run.token, WorkDoneProgressEnd(message=f"{failed} failed"))
+        self._end(run, f"{summary.required_failed + summary.informational_failed} failed")
+
+    def _end(self, run: _Run, message: str) -> None:
+        self._progress.tokens.pop(run.token, None)
+        self._progress.end(run.token, WorkDoneProgressEnd(message=message))

@@ -13,10 +13,8 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from acp_client.models import Finding, ResultOutcome, ValidationResult
-from lsp_server.mapping import ConfigMark, Mark, config_mark, marks_for
-
-FileKey = tuple[str, str]
-"""(resource id, POSIX path relative to the resource root)."""
+from lsp_server.features.diagnostics.mapping import ConfigMark, Mark, config_mark, marks_for
+from lsp_server.roots import FileKey
 
 
 class DiagnosticsStore:
@@ -26,20 +24,29 @@ class DiagnosticsStore:
         self._applied: dict[tuple[str, str], int] = {}  # when each slot's result came in
         self._files_of: dict[tuple[str, str], set[FileKey]] = {}
         self._config_errors: dict[str, ConfigMark] = {}  # by resource id
+        self._plan_scopes: dict[str, str] = {}  # plan id -> its sandbox's scope
         self._versions: dict[FileKey, int] = {}
         self._clock = 0
 
-    def apply(self, result: ValidationResult) -> set[FileKey]:
+    def apply(self, result: ValidationResult, scope: str | None = None) -> set[FileKey]:
         """Take in a result; return the files whose diagnostics changed.
 
-        Ignored: plan results (they describe a sandbox, not the files the
-        editor shows), cancelled runs (the earlier state still stands), and
+        ``scope``: where its files are (``roots.FileKey``): the resource's
+        own for a result of the resource, the plan's sandbox for a plan's;
+        a result offered to the other kind of scope is ignored (a plan's
+        findings describe its sandbox, not the files the editor shows).
+        Ignored too: cancelled runs (the earlier state still stands), and
         results of a run older than the one already shown (a superseded run
         finishing late).
         """
-        if result.plan_id is not None or result.outcome is ResultOutcome.CANCELLED:
+        scope = scope or result.resource_id
+        if (result.plan_id is None) != (scope == result.resource_id):
             return set()
-        slot = (result.resource_id, result.validation)
+        if result.outcome is ResultOutcome.CANCELLED:
+            return set()
+        if result.plan_id is not None:
+            self._plan_scopes[result.plan_id] = scope
+        slot = (scope, result.validation)
         shown = self._latest.get(slot)
         if shown is not None and result.started_at < shown.started_at:
             return set()
@@ -50,9 +57,9 @@ class DiagnosticsStore:
         for key in touched:
             self._drop(key, result.validation)
         grouped = marks_for(result)
-        added = {(result.resource_id, path) for path in grouped}
+        added = {(scope, path) for path in grouped}
         for path, marks in grouped.items():
-            self._marks.setdefault((result.resource_id, path), {})[result.validation] = marks
+            self._marks.setdefault((scope, path), {})[result.validation] = marks
         if added:
             self._files_of[slot] = added
         changed = touched | added
@@ -64,19 +71,20 @@ class DiagnosticsStore:
         return self._clock
 
     def replace(
-        self, resource_id: str, results: Iterable[ValidationResult], since: int | None = None
+        self, scope: str, results: Iterable[ValidationResult], since: int | None = None
     ) -> set[FileKey]:
-        """A resource's full listing, taken after ``since``: apply it, and
-        drop the validations it no longer has, unless a result for one came
-        in (from an event) after ``since`` — the listing could not know it.
-        A resync after an outage converges to the backend this way."""
+        """A scope's full listing (a resource's, or a plan's in its
+        sandbox), taken after ``since``: apply it, and drop the validations
+        it no longer has, unless a result for one came in (from an event)
+        after ``since`` — the listing could not know it. A resync after an
+        outage converges to the backend this way."""
         changed: set[FileKey] = set()
         listed: set[str] = set()
         for result in results:
             listed.add(result.validation)
-            changed |= self.apply(result)
+            changed |= self.apply(result, scope)
         horizon = self._clock if since is None else since
-        for slot in [s for s in self._latest if s[0] == resource_id and s[1] not in listed]:
+        for slot in [s for s in self._latest if s[0] == scope and s[1] not in listed]:
             if self._applied[slot] > horizon:
                 continue
             del self._latest[slot], self._applied[slot]
@@ -123,9 +131,21 @@ class DiagnosticsStore:
         """Drop a resource's results and ``acp.toml`` error (unregistered)."""
         return self.replace(resource_id, ()) | self.set_config_error(resource_id, None)
 
+    def resource_ids(self) -> set[str]:
+        """Resources with results or an ``acp.toml`` error held."""
+        return {slot[0] for slot in self._latest} | set(self._config_errors)
+
     def marks(self, key: FileKey) -> list[Mark]:
         by_validation = self._marks.get(key, {})
         return [mark for marks in by_validation.values() for mark in marks]
+
+    def latest(
+        self, resource_id: str, validation: str, plan_id: str | None = None
+    ) -> ValidationResult | None:
+        """The result shown for a validation of a resource, or of one of its
+        plans (what a diagnostic's ``data`` leads back to)."""
+        scope = resource_id if plan_id is None else self._plan_scopes.get(plan_id)
+        return None if scope is None else self._latest.get((scope, validation))
 
     def version(self, key: FileKey) -> int:
         return self._versions.get(key, 0)

@@ -25,17 +25,22 @@ backend locates it, with ``acp.toml`` as its source.
 from __future__ import annotations
 
 import logging
-import posixpath
 from typing import NamedTuple
 
 from lsprotocol.types import Diagnostic, DiagnosticSeverity, Position, PositionEncodingKind, Range
 
-from acp_client.models import Finding, Location, ValidationMode, ValidationResult
+from acp_client.models import (
+    MAX_POSITION,
+    Finding,
+    Location,
+    ValidationMode,
+    ValidationResult,
+)
 from lsp_server.positions import Lines, convert
+from lsp_server.roots import DECLARATION_FILE, inside
 
 log = logging.getLogger(__name__)
 
-DECLARATION_FILE = "acp.toml"
 DECLARATION_TOP = Location(path=DECLARATION_FILE, line=0, character=0)
 CONFIG_SOURCE = DECLARATION_FILE
 """The ``source`` of the diagnostic that says the declaration file is broken."""
@@ -62,6 +67,7 @@ class Mark(NamedTuple):
     severity: DiagnosticSeverity
     code: str | None = None
     anchored: bool = False  # True: shown on the declaration, not where it happened
+    finding: int | None = None  # its index in ``result.findings``: the way back to its fixes
 
 
 class ConfigMark(NamedTuple):
@@ -80,12 +86,6 @@ def config_mark(error: Finding) -> ConfigMark:
     return ConfigMark(DECLARATION_TOP, error.message, error.code, anchored=True)
 
 
-def inside(relative: str) -> bool:
-    """A relative POSIX path that stays under its root (no ``..`` escape)."""
-    normal = posixpath.normpath(relative)
-    return not relative.startswith("/") and normal != ".." and not normal.startswith("../")
-
-
 def marks_for(result: ValidationResult) -> dict[str, list[Mark]]:
     """The result's marks grouped by path (relative to the resource root).
 
@@ -96,8 +96,8 @@ def marks_for(result: ValidationResult) -> dict[str, list[Mark]]:
     if severity is None:
         return {}
     grouped: dict[str, list[Mark]] = {}
-    for finding in result.findings:
-        mark = _finding_mark(result, finding, severity)
+    for index, finding in enumerate(result.findings):
+        mark = _finding_mark(result, finding, severity, index)
         if not inside(mark.location.path):
             log.warning(
                 "dropping a %s finding outside its resource: %r",
@@ -115,10 +115,13 @@ def marks_for(result: ValidationResult) -> dict[str, list[Mark]]:
     return grouped
 
 
-def _finding_mark(result: ValidationResult, finding: Finding, severity: DiagnosticSeverity) -> Mark:
+def _finding_mark(
+    result: ValidationResult, finding: Finding, severity: DiagnosticSeverity, index: int
+) -> Mark:
     if finding.location is not None:
-        return Mark(result, finding.location, finding.message, severity, finding.code)
-    return Mark(result, anchor_of(result), finding.message, severity, finding.code, anchored=True)
+        return Mark(result, finding.location, finding.message, severity, finding.code, False, index)
+    anchor = anchor_of(result)
+    return Mark(result, anchor, finding.message, severity, finding.code, True, index)
 
 
 def to_diagnostic(
@@ -138,6 +141,7 @@ def to_diagnostic(
             "plan_id": result.plan_id,
             "resource_id": result.resource_id,
             "validation": result.validation,
+            "finding": mark.finding,
         },
     )
 
@@ -163,8 +167,11 @@ def _range(
     elif anchored and lines is not None and loc.line < len(lines):
         end_character = len(lines[loc.line])  # the whole line it is anchored on
     else:
-        end_character = loc.character + 1  # a point: one character wide
-    return Range(
-        start=Position(loc.line, convert(lines, loc.line, loc.character, encoding)),
-        end=Position(end_line, convert(lines, end_line, end_character, encoding)),
-    )
+        end_character = min(loc.character + 1, MAX_POSITION)  # a point: one character wide
+    start = Position(loc.line, _clamped(convert(lines, loc.line, loc.character, encoding)))
+    end = Position(end_line, _clamped(convert(lines, end_line, end_character, encoding)))
+    return Range(start=start, end=max(start, end, key=lambda p: (p.line, p.character)))
+
+
+def _clamped(column: int) -> int:
+    return min(column, MAX_POSITION)

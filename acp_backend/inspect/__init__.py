@@ -1,0 +1,1 @@
+"""``context.inspect``: what is known about one position of a file."""

@@ -1,0 +1,164 @@
+"""Provenance: the plans that made a line what it is, and those about to change it.
+
+An apply records the lines of the new content each plan produced
+(``plan_applied_lines``); the new content itself is in the plan's change
+set. Later edits move lines, so the recorded range is re-located by
+content: the file as applied is diffed against the text now and the range
+follows the lines that are still equal. Lines rewritten since are no longer
+the plan's, and it is not shown for them. Pending plans (complete or
+constrained, with a change set) show on the lines their edits would touch.
+"""
+
+from __future__ import annotations
+
+import difflib
+import json
+import re
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from datetime import datetime
+
+from acp_backend.plans.records import PlanRecords
+from acp_backend.store import Store
+from acp_client.models import ContextPlan, FileChange, Location, Plan, PlanState
+
+PENDING = (PlanState.COMPLETE, PlanState.CONSTRAINED)
+_LINE_BREAK = re.compile(r"\r\n|\r|\n")
+
+
+@dataclass(frozen=True)
+class Recorded:
+    """Lines ``start``..``end`` (exclusive; equal: lines removed before
+    ``start``) of ``path`` as ``plan`` left it, with that content."""
+
+    plan: Plan
+    start: int
+    end: int
+    applied_at: datetime
+    applied_text: str | None
+
+
+def recorded(store: Store, resource_id: str, path: str) -> list[Recorded]:
+    """Every applied plan's recorded lines of ``path``, newest first."""
+    rows = store.query(
+        "SELECT l.start_line, l.end_line, l.applied_at, p.body, p.changes"
+        " FROM plan_applied_lines AS l JOIN plans AS p ON p.id = l.plan_id"
+        " WHERE l.resource_id = ? AND l.path = ?"
+        " ORDER BY l.applied_at DESC, l.plan_id DESC, l.start_line",
+        (resource_id, path),
+    )
+    found: list[Recorded] = []
+    for row in rows:
+        changes = [FileChange.model_validate(item) for item in json.loads(row["changes"])]
+        text = next((c.new_text for c in changes if c.path == path), None)
+        found.append(
+            Recorded(
+                plan=Plan.model_validate_json(row["body"]),
+                start=row["start_line"],
+                end=row["end_line"],
+                applied_at=datetime.fromisoformat(row["applied_at"]),
+                applied_text=text,
+            )
+        )
+    return found
+
+
+def lines_of(text: str) -> list[str]:
+    return _LINE_BREAK.split(text)
+
+
+class LineMap:
+    """Where each line of an earlier text is in a later one (None: rewritten since)."""
+
+    def __init__(self, then: Sequence[str], now: Sequence[str]) -> None:
+        self._moves: dict[int, int] = {}
+        matcher = difflib.SequenceMatcher(None, then, now, autojunk=False)
+        for block in matcher.get_matching_blocks():
+            for offset in range(block.size):
+                self._moves[block.a + offset] = block.b + offset
+        self.identical = list(then) == list(now)
+
+    def __call__(self, line: int) -> int | None:
+        return self._moves.get(line)
+
+
+def where_now(record: Recorded, moves: LineMap | None) -> tuple[int, int] | None:
+    """The recorded lines' range in the text now (end exclusive), or None
+    when none of them survived. Without a map the record is taken as is."""
+    if moves is None or moves.identical:
+        return record.start, record.end
+    if record.start == record.end:  # a removal: it sits before the line that followed
+        line = moves(record.start)
+        return None if line is None else (line, line)
+    survivors = [
+        moved for line in range(record.start, record.end) if (moved := moves(line)) is not None
+    ]
+    return (min(survivors), max(survivors) + 1) if survivors else None
+
+
+def touches(span: tuple[int, int], line: int) -> bool:
+    start, end = span
+    return start <= line < max(end, start + 1)
+
+
+def applied_here(
+    records: Sequence[Recorded], path: str, line: int, now: str | None, maps: dict[str, LineMap]
+) -> list[ContextPlan]:
+    """The applied plans whose recorded lines are, now, at ``line``. ``maps``
+    caches one diff per applied content (several plans may share one)."""
+    here: list[ContextPlan] = []
+    seen: set[str] = set()
+    current = None if now is None else lines_of(now)
+    for record in records:
+        moves = None
+        if current is not None and record.applied_text is not None:
+            key = record.applied_text
+            moves = maps.get(key)
+            if moves is None:
+                moves = maps[key] = LineMap(lines_of(key), current)
+        span = where_now(record, moves)
+        if span is None or not touches(span, line) or record.plan.id in seen:
+            continue
+        seen.add(record.plan.id)
+        here.append(
+            ContextPlan(
+                plan=record.plan,
+                applied_at=record.applied_at,
+                location=Location(
+                    path=path, line=span[0], character=0, end_line=span[1], end_character=0
+                ),
+                relocated=span != (record.start, record.end),
+            )
+        )
+    return here
+
+
+def pending_here(store: Store, resource_id: str, path: str, line: int) -> list[ContextPlan]:
+    """Plans ready to apply whose edits would touch ``line`` of ``path``."""
+    records = PlanRecords(store)
+    here: list[ContextPlan] = []
+    for plan in records.find(resource_id, PENDING):
+        spans = (
+            span
+            for change in records.changes(plan.id)
+            if path in (change.path, change.old_path)
+            for span in edit_spans(change)
+            if touches(span, line)
+        )
+        span = next(spans, None)
+        if span is not None:
+            here.append(ContextPlan(plan=plan, location=_lines(path, span)))
+    return here
+
+
+def edit_spans(change: FileChange) -> Iterator[tuple[int, int]]:
+    """The lines of its base each edit of ``change`` replaces (end exclusive;
+    equal for an insertion before that line)."""
+    for edit in change.edits:
+        at = edit.location
+        end = at.line if at.end_line is None else at.end_line
+        yield at.line, end + 1 if at.end_character else end
+
+
+def _lines(path: str, span: tuple[int, int]) -> Location:
+    return Location(path=path, line=span[0], character=0, end_line=span[1], end_character=0)

@@ -1,0 +1,55 @@
+"""The text ``context.inspect`` looks at: the client's, else the file, bounded.
+
+Only a regular file is opened (a FIFO would block the read forever), at most
+``MAX_INSPECT_TEXT`` bytes of it, and only when it is UTF-8 text without NUL
+bytes. Anything else is a note saying why, never an exception or a hang.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import stat
+from dataclasses import dataclass
+
+from acp_client.operations import MAX_INSPECT_TEXT
+
+BINARY_PROBE = 8192
+"""How many leading bytes are searched for a NUL (git's test for binary)."""
+
+
+@dataclass(frozen=True)
+class Source:
+    text: str | None
+    sha256: str | None = None  # of the UTF-8 bytes: comparable with a result's file_hashes
+    note: str | None = None  # why there is no text
+
+
+def from_text(text: str) -> Source:
+    return Source(text, hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest())
+
+
+def read_source(path: str, shown: str, limit: int = MAX_INSPECT_TEXT) -> Source:
+    """The text of the file at ``path`` (``shown`` names it in notes)."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
+    except FileNotFoundError:
+        return Source(None, note=f"{shown} does not exist")
+    except OSError as exc:
+        return Source(None, note=f"{shown} cannot be read: {exc.strerror}")
+    with os.fdopen(fd, "rb") as handle:
+        info = os.fstat(handle.fileno())
+        if not stat.S_ISREG(info.st_mode):
+            return Source(None, note=f"{shown} is not a regular file")
+        if info.st_size > limit:
+            return Source(None, note=f"{shown} is larger than {limit:,} bytes: not read")
+        data = handle.read(limit + 1)
+    if len(data) > limit:  # grew since the stat
+        return Source(None, note=f"{shown} is larger than {limit:,} bytes: not read")
+    if b"\0" in data[:BINARY_PROBE]:
+        return Source(None, note=f"{shown} is a binary file: not read")
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError:
+        return Source(None, note=f"{shown} is not UTF-8 text: not read")
+    return Source(text, hashlib.sha256(data).hexdigest())

@@ -1,0 +1,141 @@
+"""The plan's state machine: every move is stored (compare-and-set) and announced.
+
+``Plans`` is the backend's one plan owner per process: it moves plans,
+keeps the tasks of plans being executed, and closes sandboxes when a plan
+ends (the registry forgets the root first, then the directory goes).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import os
+from collections.abc import Collection, Sequence
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from acp_backend.context import BackendContext
+from acp_backend.plans.records import PlanRecords
+from acp_backend.plans.sandbox import remove_sandbox
+from acp_backend.validation.selection import select_validations
+from acp_backend.validation.service import ValidationService
+from acp_client.errors import InvalidState, NotFound
+from acp_client.events import PlanChanged
+from acp_client.models import (
+    TERMINAL_PLAN_STATES,
+    FileChange,
+    Plan,
+    PlanState,
+    Resource,
+)
+from acp_client.paths import is_within, real_path
+
+log = logging.getLogger(__name__)
+
+OPEN_STATES = frozenset(PlanState) - TERMINAL_PLAN_STATES
+
+
+class Superseded(Exception):
+    """The stored plan moved on (another process cancelled it): stop working on it."""
+
+
+class Plans:
+    def __init__(self, ctx: BackendContext) -> None:
+        self.ctx = ctx
+        self.records = PlanRecords(ctx.store)
+        self.tasks: dict[str, asyncio.Task[None]] = {}
+
+    @property
+    def validation(self) -> ValidationService:
+        return self.ctx.service(ValidationService, ValidationService)
+
+    def sandbox_dir(self, plan_id: str) -> Path:
+        return self.ctx.data_dir / "sandboxes" / plan_id
+
+    def insert(self, plan: Plan, changes: Sequence[FileChange] = (), *, worker: bool) -> Plan:
+        self.records.insert(plan, changes, os.getpid() if worker else None)
+        self.ctx.events.publish(PlanChanged, plan=plan)
+        return plan
+
+    def move(
+        self,
+        plan: Plan,
+        expected: Collection[PlanState] = OPEN_STATES,
+        *,
+        changes: Sequence[FileChange] | None = None,
+        **updates: Any,
+    ) -> Plan:
+        """Store ``plan`` with ``updates`` if it is still in one of ``expected``
+        and announce it; ``Superseded`` when it is not."""
+        moved = plan.model_copy(update={**updates, "updated_at": datetime.now(UTC)})
+        if not self.records.transition(moved, expected, changes):
+            raise Superseded(plan.id)
+        self.ctx.events.publish(PlanChanged, plan=moved)
+        return moved
+
+    def open_plan(self, plan_id: str, verb: str) -> Plan:
+        plan = self.records.get(plan_id)
+        if plan.state in TERMINAL_PLAN_STATES:
+            raise InvalidState(
+                f"plan {plan.id} is {plan.state}: it cannot be {verb}",
+                remedy="list the open plans with: acp-backend plan list",
+            )
+        return plan
+
+    async def close_sandbox(self, plan: Plan) -> None:
+        """Stop the plan's sandbox validation run if it is still going, then close."""
+        if plan.validation_run_id is not None:
+            await asyncio.shield(self.validation.runs.cancel(plan.validation_run_id))
+        await asyncio.to_thread(self.close_sandbox_now, plan)
+
+    def close_sandbox_now(self, plan: Plan) -> None:
+        """Forget the plan's sandbox roots, then remove its directory (idempotent)."""
+        checkout = self.sandbox_dir(plan.id)
+        with contextlib.suppress(NotFound):
+            resource = self.ctx.registry.get(plan.resource_id)
+            for root in resource.sandbox_roots:
+                if is_within(root, real_path(str(checkout))) or root == plan.sandbox_root:
+                    self.ctx.registry.remove_sandbox_root(resource.id, root)
+        if checkout.exists():
+            remove_sandbox(str(checkout))
+
+    def rerun(self, resource: Resource, paths: Sequence[str]) -> None:
+        """Re-run on the resource the validations whose applies_to match ``paths``."""
+        try:
+            loaded = self.validation.configs.get(Path(resource.root))
+            selected = select_validations(loaded, resource.root, None, tuple(paths))
+        except InvalidState:
+            return  # no (valid) acp.toml: nothing to re-run
+        if selected:
+            self.validation.runs.start(resource.id, Path(resource.root), selected)
+
+    async def cancel(self, plan_id: str) -> Plan:
+        plan = self.open_plan(plan_id, "cancelled")
+        task = self.tasks.get(plan.id)
+        if task is not None:
+            task.cancel()
+            await asyncio.gather(task, return_exceptions=True)
+            plan = self.open_plan(plan_id, "cancelled")
+        cancelled = self.move(
+            plan, state=PlanState.CANCELLED, reason="cancelled by request", sandbox_root=None
+        )
+        await self.close_sandbox(plan)
+        return cancelled
+
+    def settle_orphans(self) -> None:
+        """Plans whose worker process died mid-execution end as errored."""
+        for plan in self.records.orphaned():
+            with contextlib.suppress(Superseded):
+                self.move(
+                    plan,
+                    state=PlanState.ERRORED,
+                    reason="the backend stopped while the plan was being executed; propose again",
+                    sandbox_root=None,
+                )
+                self.close_sandbox_now(plan)
+
+
+def plans_of(ctx: BackendContext) -> Plans:
+    return ctx.service(Plans, Plans)

@@ -1,0 +1,211 @@
+"""Reading a tool's output in a separate, killable process.
+
+Output is untrusted: a user's ``pattern`` can backtrack exponentially, and
+even a linear parse of 64 MiB holds the GIL long enough to freeze the event
+loop (and with it ``/health``, signals and the language server). So each
+parse runs in a process forked from a small fork server: a single-threaded
+Python process started once per backend with the parsers imported, so a
+fork costs milliseconds and never copies the backend's threads or locks.
+(multiprocessing's forkserver would re-run the backend's main script in
+every child.) The parse is bounded by what is left of the validation's
+timeout: past it the child is killed, and an alarm kills it anyway should
+the backend vanish meanwhile.
+
+Protocol on each child's socket (``multiprocessing.connection`` framing):
+the child sends its pid; the backend sends (config, process without its
+output, root, max_findings, seconds), then each output text in 1 MiB chunks
+ended by an empty one; the child answers with a verdict without findings,
+the findings in batches of 500, and None.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import math
+import os
+import signal
+import socket
+import subprocess
+import sys
+import threading
+from dataclasses import replace
+from multiprocessing.connection import Connection
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, cast
+
+if TYPE_CHECKING:  # the validator imports this module
+    from acp_backend.validation.config import ValidationConfig
+    from acp_backend.validation.runner import ProcessOutcome
+    from acp_backend.validation.validator import Verdict
+
+_CHUNK = 1024 * 1024  # characters of output per message to the child
+_BATCH = 500  # findings per message back: unpickling 10,000 at once holds the GIL
+_SERVER_FD_ENV = "ACP_PARSE_SERVER_FD"
+
+
+class ParseTimeout(Exception):
+    """The parse did not finish within its budget; its process was killed."""
+
+
+class ParseCrashed(Exception):
+    """The parsing process died without an answer (e.g. out of memory)."""
+
+
+class _ForkServer:
+    """The backend's end of the fork server, started on first use."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._process: subprocess.Popen[bytes] | None = None
+        self._socket: socket.socket | None = None
+
+    def connect(self) -> Connection:
+        """A connection to a newly forked child (blocking: call it off the loop)."""
+        with self._lock:
+            for attempt in range(2):
+                ours, theirs = socket.socketpair()
+                try:
+                    socket.send_fds(self._server(), [b"f"], [theirs.fileno()])
+                except OSError:
+                    ours.close()
+                    self._stop()  # it died: start another one, once
+                    if attempt:
+                        raise
+                    continue
+                finally:
+                    theirs.close()
+                return Connection(ours.detach())
+        raise AssertionError("unreachable")
+
+    def _server(self) -> socket.socket:
+        if self._socket is not None and self._process is not None:
+            if self._process.poll() is None:
+                return self._socket
+            self._stop()
+        ours, theirs = socket.socketpair()
+        env = dict(os.environ)
+        env[_SERVER_FD_ENV] = str(theirs.fileno())
+        # The same imports as here, wherever acp-lsp was started from.
+        env["PYTHONPATH"] = os.pathsep.join(p for p in sys.path if p and os.path.isdir(p))
+        self._process = subprocess.Popen(
+            [sys.executable, "-c", "from acp_backend.validation.isolation import serve; serve()"],
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,  # never the language server's stdio channel
+            pass_fds=[theirs.fileno()],
+            env=env,
+        )
+        theirs.close()
+        self._socket = ours
+        return ours
+
+    def _stop(self) -> None:
+        if self._socket is not None:
+            self._socket.close()  # the server exits when this closes
+        if self._process is not None:
+            with contextlib.suppress(ProcessLookupError):
+                self._process.kill()
+            self._process.wait()
+        self._socket = self._process = None
+
+
+_SERVER = _ForkServer()
+
+
+async def judge_isolated(
+    config: ValidationConfig,
+    process: ProcessOutcome,
+    root: Path,
+    max_findings: int,
+    budget: float,
+) -> Verdict:
+    """``validator.judge(config, process, root, max_findings)`` in a forked
+    child; ``ParseTimeout`` after ``budget`` seconds."""
+    try:
+        connection = await asyncio.to_thread(_SERVER.connect)
+        pid = await asyncio.to_thread(connection.recv)
+    except (OSError, EOFError) as exc:
+        raise ParseCrashed(f"could not start the process reading the output: {exc}") from None
+    request = (config, replace(process, stdout="", stderr=""), root, max_findings, budget)
+    texts = (process.stdout, process.stderr)
+    answered = False
+    try:
+        exchange = asyncio.to_thread(_exchange, connection, request, texts)
+        answer = await asyncio.wait_for(exchange, budget)
+        answered = not isinstance(answer, ParseCrashed)
+    except TimeoutError:
+        raise ParseTimeout from None
+    finally:
+        if not answered:  # timeout or cancellation (an answered child exits by itself)
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGKILL)
+        connection.close()
+    if isinstance(answer, BaseException):
+        raise answer
+    return cast("Verdict", answer)
+
+
+def _exchange(connection: Connection, request: tuple[Any, ...], texts: tuple[str, ...]) -> Any:
+    try:
+        connection.send(request)
+        for text in texts:
+            for start in range(0, len(text), _CHUNK):
+                connection.send_bytes(text[start : start + _CHUNK].encode("utf-8", "surrogatepass"))
+            connection.send_bytes(b"")
+        answer = connection.recv()
+        findings: list[Any] = []
+        while (batch := connection.recv()) is not None:
+            findings += batch
+        return replace(answer, findings=tuple(findings)) if findings else answer
+    except (EOFError, OSError):
+        return ParseCrashed("the process reading the output died")
+
+
+def serve() -> None:
+    """The fork server's main loop: one forked child per connection received."""
+    from acp_backend.validation import validator  # imported once, inherited by every fork
+
+    del validator
+    signal.signal(signal.SIGCHLD, signal.SIG_IGN)  # children reap themselves
+    listener = socket.socket(fileno=int(os.environ.pop(_SERVER_FD_ENV)))
+    while True:
+        message, fds, _, _ = socket.recv_fds(listener, 1, 1)
+        if not message:  # the backend closed its end: it is gone
+            return
+        if os.fork() == 0:
+            listener.close()
+            signal.signal(signal.SIGCHLD, signal.SIG_DFL)
+            try:
+                _child(Connection(fds[0]))
+            finally:
+                os._exit(0)
+        for fd in fds:
+            os.close(fd)
+
+
+def _child(connection: Connection) -> None:
+    from acp_backend.validation.validator import judge
+
+    connection.send(os.getpid())
+    config, process, root, max_findings, budget = connection.recv()
+    signal.alarm(math.ceil(budget) + 1)  # the default action ends the process
+    stdout, stderr = _receive_text(connection), _receive_text(connection)
+    whole = replace(process, stdout=stdout, stderr=stderr)
+    try:
+        answer: Verdict | Exception = judge(config, whole, root, max_findings)
+    except Exception as exc:  # sent back and raised in the backend
+        answer = exc
+    if isinstance(answer, Exception):
+        connection.send(answer)
+    else:
+        connection.send(replace(answer, findings=()))
+        for start in range(0, len(answer.findings), _BATCH):
+            connection.send(answer.findings[start : start + _BATCH])
+    connection.send(None)
+
+
+def _receive_text(connection: Connection) -> str:
+    chunks = []
+    while chunk := connection.recv_bytes():
+        chunks.append(chunk)
+    return b"".join(chunks).decode("utf-8", "surrogatepass")

@@ -1,0 +1,135 @@
+"""``json``: a tool's native JSON, read through the validation's ``mapping``.
+
+``findings`` selects the records: names separated by dots, ``[]`` for each
+element of an array, ``[N]`` for one (``"[].messages[]"``: each message of
+each file of eslint's report). The other selectors are relative to a record;
+each leading ``^`` steps up to the enclosing object (``"^filePath"``). A
+document that is not one JSON value is read as JSON lines (mypy ``-O json``).
+Ends are exclusive; lines are 1-based unless the mapping says
+``one_based_lines = false``, columns follow ``one_based_columns``.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterator
+from typing import Any
+
+from acp_backend.validation.config import ColumnUnit, JsonMapping
+from acp_backend.validation.parsers.sarif import load_json
+from acp_backend.validation.raw import OutputError, RawFinding, clip, iter_lines, severity_from_word
+
+_TOKEN = re.compile(r"\^|\[\]|\[(\d+)\]|[^.\[\]^]+|\.")
+_MISSING = object()
+
+
+def parse_json_map(
+    text: str, mapping: JsonMapping, unit: ColumnUnit | None, one_based_columns: bool
+) -> Iterator[RawFinding]:
+    base = 1 if one_based_columns else 0
+    line_base = 1 if mapping.one_based_lines else 0
+    for record, parents in _records(_documents(text), _tokens(mapping.findings)):
+        value = _Getter(record, parents)
+        message = _text(value(mapping.fields.get("message")))
+        detail = _text(value(mapping.fields.get("detail")))
+        if detail:
+            message = f"{message}: {detail}" if message else detail
+        line = _index(value(mapping.fields.get("line")), line_base)
+        end_column = _index(value(mapping.fields.get("end_column")), base)
+        end_line = _index(value(mapping.fields.get("end_line")), line_base)
+        severity = _text(value(mapping.fields.get("severity")))
+        yield RawFinding(
+            message=clip(message or "(no message)"),
+            path=_text(value(mapping.fields.get("path"))) or None,
+            line=line,
+            column=_index(value(mapping.fields.get("column")), base) or 0,
+            end_line=(end_line if end_line is not None else line) if end_column else None,
+            end_column=end_column,
+            unit=unit or ColumnUnit.CODE_POINTS,
+            code=_text(value(mapping.fields.get("code"))) or None,
+            severity=severity_from_word(mapping.severities.get(severity, severity)),
+        )
+
+
+def _documents(text: str) -> Iterator[Any]:
+    try:
+        yield load_json(text, "JSON")
+    except OutputError:
+        if not text.strip():
+            return
+        lines = [line for line in iter_lines(text.removeprefix("\ufeff")) if line.strip()]
+        if len(lines) < 2:
+            raise
+        for line in lines:
+            yield load_json(line, "JSON")
+
+
+def _tokens(selector: str) -> list[str]:
+    tokens = [m[0] for m in _TOKEN.finditer(selector) if m[0] != "."]
+    if "".join(tokens) != selector.replace(".", ""):
+        raise OutputError(f"mapping selector {selector!r} is not understood")
+    return tokens
+
+
+def _records(documents: Iterator[Any], tokens: list[str]) -> Iterator[tuple[Any, list[Any]]]:
+    for document in documents:
+        yield from _walk(document, tokens, [])
+
+
+def _walk(value: Any, tokens: list[str], parents: list[Any]) -> Iterator[tuple[Any, list[Any]]]:
+    if not tokens:
+        yield value, parents
+        return
+    token, rest = tokens[0], tokens[1:]
+    if token == "[]":
+        for item in value if isinstance(value, list) else ():
+            yield from _walk(item, rest, parents)
+        return
+    child = _step(value, token)
+    if child is not _MISSING:
+        yield from _walk(child, rest, [*parents, value] if isinstance(value, dict) else parents)
+
+
+def _step(value: Any, token: str) -> Any:
+    if token.startswith("[") and isinstance(value, list):
+        index = int(token[1:-1])
+        return value[index] if index < len(value) else _MISSING
+    if isinstance(value, dict):
+        return value.get(token, _MISSING)
+    return _MISSING
+
+
+class _Getter:
+    """Reads selectors relative to one record (``^`` climbs to its parents)."""
+
+    def __init__(self, record: Any, parents: list[Any]) -> None:
+        self._record, self._parents = record, parents
+
+    def __call__(self, selector: str | None) -> Any:
+        if selector is None:
+            return None
+        tokens = _tokens(selector)
+        ups = 0
+        while ups < len(tokens) and tokens[ups] == "^":
+            ups += 1
+        value = (
+            self._record
+            if ups == 0
+            else (self._parents[-ups] if ups <= len(self._parents) else _MISSING)
+        )
+        for token in tokens[ups:]:
+            value = _step(value, token)
+        return None if value is _MISSING else value
+
+
+def _text(value: Any) -> str:
+    if value is None or isinstance(value, (dict, list)):
+        return ""
+    return value if isinstance(value, str) else json.dumps(value)
+
+
+def _index(value: Any, base: int) -> int | None:
+    if isinstance(value, bool) or not isinstance(value, int) or value > 2**40:
+        return None
+    return max(value - base, 0)

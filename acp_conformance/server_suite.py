@@ -1,0 +1,295 @@
+"""The server suite: any language server presenting ACP, through pytest-lsp,
+once per client profile (docs/conformance.md).
+
+Collected by the plugin for ``--acp-conformance=server``. The results the
+server shows come from the scratch resource's validators, run through ACP
+calls (``validation.run``) on the backend both the kit and the server use.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import warnings
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from lsprotocol import types
+from pygls.protocol import default_converter
+from pytest_lsp import LspSpecificationWarning
+
+from acp_client.paths import path_to_uri
+from acp_conformance.kit import Kit
+from acp_conformance.lsp_session import Session, spec_warnings, start
+from acp_conformance.profiles import profiles
+from acp_conformance.scratch import INFORMATIONAL, PASSING, REQUIRED, SAMPLE, TOGGLE
+
+TARGETS = {
+    REQUIRED: "required_target",
+    INFORMATIONAL: "informational_target",
+    TOGGLE: "toggle_target",
+}
+SEVERITY = types.DiagnosticSeverity
+
+
+@pytest.fixture(scope="module", params=list(profiles()))
+def session(
+    request: pytest.FixtureRequest, kit: Kit, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[Session]:
+    """The server under test, initialised as one editor, with the scratch
+    resource's sample.py and acp.toml open and every validation run once."""
+    profile = profiles()[request.param]
+    root = kit.scratch.root
+    if root is None:
+        pytest.skip("the server suite needs the scratch resource's files on this machine")
+    (root / "toggle.txt").write_text("fail\n", "utf-8")
+    kit.run(kit.run_validations())
+    # It declares validations but is in no resource: the user must be told.
+    unregistered = tmp_path_factory.mktemp(f"unregistered-{profile.name}")
+    (unregistered / "acp.toml").write_text("# not registered with the backend\n", "utf-8")
+    argv = kit.options.server_argv(kit.data_dir)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", LspSpecificationWarning)
+        client, requests, answer = kit.run(
+            start(
+                argv,
+                profile,
+                timeout_s=kit.options.timeout,
+                folders=[root, unregistered],
+                root=root,
+            )
+        )
+    session = Session(
+        client,
+        profile,
+        kit.runner,
+        kit.options.timeout,
+        root,
+        unregistered if profile.workspace_folders else None,
+        answer.capabilities,
+        spec_warnings(caught),
+        requests,
+    )
+    session.open(root / SAMPLE, "python")
+    session.open(root / "acp.toml", "toml")
+    yield session
+    if session.exited is None:
+        try:
+            kit.run(asyncio.wait_for(session.shutdown(), 5))
+        except Exception as exc:  # the shutdown check reports it; the next profile must run
+            warnings.warn(f"{profile.name}: shutdown failed: {exc}", stacklevel=1)
+    kit.run(session.stop())
+
+
+def target(root: Path, validation: str) -> tuple[int, str, int, int]:
+    """The line, its text, and the code-point start and end of a validation's target."""
+    word = TARGETS[validation]
+    for number, line in enumerate((root / SAMPLE).read_text("utf-8").splitlines()):
+        if word in line:
+            return number, line, line.index(word), line.index(word) + len(word)
+    raise AssertionError(f"{word} is not in {SAMPLE}")
+
+
+def units(text: str, encoding: str) -> int:
+    """The length of ``text`` in an LSP position encoding."""
+    if encoding == "utf-8":
+        return len(text.encode("utf-8"))
+    if encoding == "utf-32":
+        return len(text)
+    return len(text.encode("utf-16-le")) // 2
+
+
+def of(diagnostics: list[types.Diagnostic], validation: str) -> list[types.Diagnostic]:
+    return [d for d in diagnostics if d.source == validation or validation in d.message]
+
+
+def severity_name(severity: SEVERITY | None) -> str:
+    return "no severity" if severity is None else SEVERITY(severity).name
+
+
+def brief(diagnostics: list[types.Diagnostic]) -> list[str]:
+    return [
+        f"{d.source} {severity_name(d.severity)} {d.range.start.line}:{d.range.start.character}"
+        for d in diagnostics
+    ]
+
+
+def test_initialize(session: Session) -> None:
+    """The server answers initialize with a position encoding the client offered."""
+    offered = session.profile.encodings
+    assert session.encoding in offered, f"encoding {session.encoding}, offered {offered}"
+
+
+def test_capabilities_answered(session: Session) -> None:
+    """Every request the server advertises (hover, code actions, symbols, pull) is answered."""
+    caps, uri = session.capabilities, path_to_uri(str(session.root / SAMPLE))
+    document = types.TextDocumentIdentifier(uri)
+    start = types.Position(0, 0)
+    client = session.client
+    asked = {
+        "hover": caps.hover_provider
+        and client.text_document_hover_async(types.HoverParams(document, start)),
+        "codeAction": caps.code_action_provider
+        and client.text_document_code_action_async(
+            types.CodeActionParams(
+                document, types.Range(start, start), types.CodeActionContext(diagnostics=[])
+            )
+        ),
+        "workspace/symbol": caps.workspace_symbol_provider
+        and client.workspace_symbol_async(types.WorkspaceSymbolParams(query="")),
+        "textDocument/diagnostic": caps.diagnostic_provider
+        and client.text_document_diagnostic_async(types.DocumentDiagnosticParams(document)),
+    }
+    failed: list[str] = []
+    for name, request in asked.items():
+        if not request:
+            continue
+        try:
+            session.run(asyncio.wait_for(request, session.timeout))
+        except Exception as exc:
+            failed.append(f"{name}: {type(exc).__name__}: {exc}"[:200])
+    assert not failed, f"advertised but not answered: {failed}"
+
+
+def test_push_or_pull(session: Session) -> None:
+    """Pull for a client that can pull with refresh (if offered), push otherwise, never both."""
+    sample = session.root / SAMPLE
+    session.run(session.wait_shown(sample, lambda shown: bool(of(shown, REQUIRED)), REQUIRED))
+    pushed = session.client.diagnostics.get(path_to_uri(str(sample)), ())
+    if session.pulls:
+        assert not pushed, f"pulled and pushed too (shown twice): {brief(list(pushed))}"
+    else:
+        assert pushed, "a client that does not pull got no pushed diagnostics"
+
+
+def test_severity_table(session: Session) -> None:
+    """required failed: Error; informational failed: Warning; informational passed: Hint."""
+    sample, toml = session.root / SAMPLE, session.root / "acp.toml"
+    expected = {REQUIRED: SEVERITY.Error, INFORMATIONAL: SEVERITY.Warning}
+    shown = session.run(
+        session.wait_shown(
+            sample, lambda s: all(of(s, name) for name in expected), f"{', '.join(expected)}"
+        )
+    )
+    hints = session.run(session.wait_shown(toml, lambda s: bool(of(s, PASSING)), PASSING))
+    expected[PASSING] = SEVERITY.Hint
+    wrong = [
+        f"{name} shown as {severity_name(d.severity)}, expected {expected[name].name}"
+        for name in expected
+        for d in of(shown if name != PASSING else hints, name)
+        if d.severity != expected[name]
+    ]
+    assert not wrong, "; ".join(wrong)
+
+
+@pytest.mark.parametrize("validation", [REQUIRED, INFORMATIONAL, TOGGLE])
+def test_positions(session: Session, validation: str) -> None:
+    """A finding after non-ASCII text lands on its column in the negotiated encoding."""
+    line, text, begin, end = target(session.root, validation)
+    shown = session.run(
+        session.wait_shown(session.root / SAMPLE, lambda s: bool(of(s, validation)), validation)
+    )
+    encoding = session.encoding
+    expected = (line, units(text[:begin], encoding), line, units(text[:end], encoding))
+    got = [
+        (d.range.start.line, d.range.start.character, d.range.end.line, d.range.end.character)
+        for d in of(shown, validation)
+    ]
+    assert got == [expected], f"{validation} at {got}, expected {expected} in {encoding}"
+
+
+def test_clears_on_pass(session: Session, kit: Kit) -> None:
+    """A passed required result clears that validation's diagnostics (and only those)."""
+    sample = session.root / SAMPLE
+    session.run(session.wait_shown(sample, lambda s: bool(of(s, TOGGLE)), "conf-toggle failing"))
+    (session.root / "toggle.txt").write_text("pass\n", "utf-8")
+    session.run(kit.run_validations((TOGGLE,)))
+    shown = session.run(
+        session.wait_shown(sample, lambda s: not of(s, TOGGLE), "conf-toggle cleared")
+    )
+    assert of(shown, REQUIRED), "clearing conf-toggle cleared conf-required too"
+
+
+def test_unregistered_folder(session: Session) -> None:
+    """A folder with an acp.toml in no registered resource is named once in a message."""
+    folder = session.unregistered
+    if folder is None:
+        pytest.skip(f"{session.profile.name} sends no workspace folders")
+
+    found = session.run(
+        session.wait_until(lambda: [m for m in session.said() if str(folder) in m], "a message")
+    )
+    assert found, f"nothing said about {folder}; said: {session.said()}"
+    assert len(found) == 1, f"said {len(found)} times: {found}"
+
+
+def test_hover(session: Session) -> None:
+    """Hover on a finding says what the platform knows about it."""
+    if not session.capabilities.hover_provider:
+        pytest.skip("the server does not advertise hover")
+    line, text, begin, _ = target(session.root, REQUIRED)
+    position = types.Position(line, units(text[:begin], session.encoding))
+    document = types.TextDocumentIdentifier(path_to_uri(str(session.root / SAMPLE)))
+    hover = session.run(
+        session.client.text_document_hover_async(types.HoverParams(document, position))
+    )
+    assert hover is not None, "no hover on a finding"
+    converter = default_converter()  # type: ignore[no-untyped-call]
+    contents = json.dumps(converter.unstructure(hover.contents))
+    assert "required fails" in contents or REQUIRED in contents, f"hover says {contents:.200}"
+
+
+def test_code_actions(session: Session) -> None:
+    """Code actions at a finding are answered, and every command they use is advertised."""
+    caps = session.capabilities
+    if not caps.code_action_provider:
+        pytest.skip("the server does not advertise code actions")
+    sample = session.root / SAMPLE
+    shown = session.run(session.wait_shown(sample, lambda s: bool(of(s, REQUIRED)), REQUIRED))
+    diagnostic = of(shown, REQUIRED)[0]
+    params = types.CodeActionParams(
+        types.TextDocumentIdentifier(path_to_uri(str(sample))),
+        diagnostic.range,
+        types.CodeActionContext(diagnostics=[diagnostic]),
+    )
+    actions = session.run(session.client.text_document_code_action_async(params)) or []
+    provider = caps.execute_command_provider
+    advertised = set(provider.commands if provider is not None else ())
+    used = [command_of(action) for action in actions]
+    unknown = [c for c in used if c is not None and c not in advertised]
+    assert not unknown, f"commands not in executeCommandProvider: {unknown}"
+
+
+def command_of(action: types.Command | types.CodeAction) -> str | None:
+    if isinstance(action, types.Command):
+        return action.command
+    return action.command.command if action.command is not None else None
+
+
+def test_workspace_symbols(session: Session, kit: Kit) -> None:
+    """workspace/symbol lists the registered resource."""
+    if not session.capabilities.workspace_symbol_provider:
+        pytest.skip("the server does not advertise workspace symbols")
+    params = types.WorkspaceSymbolParams(query=kit.scratch.name)
+    symbols = session.run(session.client.workspace_symbol_async(params)) or []
+    names = [s.name for s in symbols]
+    assert any(kit.scratch.name in name for name in names), f"symbols {names[:10]}"
+
+
+def test_clean_shutdown(session: Session) -> None:
+    """shutdown is answered and exit ends the process with status 0."""
+    status = session.run(session.shutdown())
+    assert status is not None, "the server did not exit within 5 s of exit"
+    assert status == 0, f"exit status {status}; stderr: {session.stderr_tail()}"
+
+
+def test_no_stdout_noise(session: Session) -> None:
+    """Nothing but LSP frames on stdout."""
+    found = session.stdout_problems()
+    assert not found, "; ".join(found[:3])
+
+
+def test_lsp_specification(session: Session) -> None:
+    """pytest-lsp found nothing against the LSP specification in the whole session."""
+    assert not session.spec_warnings, f"LspSpecificationWarning: {session.spec_warnings[:3]}"

@@ -1,0 +1,307 @@
+"""Hover and workspace-symbol benchmark, every ratio from one run.
+
+Run from the repository root: ``python bench/bench_hover.py``.
+
+- **Hover, cache missed.** Each hover follows an edit (a new document
+  version whose text differs, so nothing is cached anywhere: not the line,
+  not the backend's parse), on a line with a finding inside a function. Its
+  floor is a bare pygls server answering hovers with fixed Markdown
+  (``bench/hover_floor.py``, none of our code) *plus* the backend's own time
+  for the same ``context.inspect``, measured in this process on the same
+  data dir. Target: p50 <= 1.5x that floor.
+- **Hover, cached line.** Hovers along a line already asked about (info).
+- **50 identical concurrent hovers** after an edit: backend calls counted by
+  the facade the server loads (``bench/hover_facade.py``). Target: 1.
+- **workspace/symbol over 10,000 symbols** (a resource declaring 10,000
+  validations), partial-name queries once the symbols are listed. Target:
+  p50 <= 50 ms. The first query, which lists them, is reported too.
+
+Output as the other row benchmarks (``bench/rows.py``): ``--json PATH``,
+``--check``; ``target`` bounds ``ratio`` when a floor is given, else ``value``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import statistics
+import sys
+import tempfile
+import time
+from collections.abc import Awaitable, Callable
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from lsprotocol import types
+from pygls.lsp.client import LanguageClient
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO))
+
+from acp_backend.facade import BackendFacade, create_facade  # noqa: E402
+from acp_backend.ids import new_ulid  # noqa: E402
+from acp_client.models import (  # noqa: E402
+    Finding,
+    Location,
+    ValidationMode,
+    ValidationResult,
+)
+from bench.hover_facade import calls  # noqa: E402
+from bench.rows import Row, run_bench  # noqa: E402
+
+HOVERS = 200
+SYMBOL_QUERIES = 60
+VALIDATIONS = 10_000
+CONCURRENT = 50
+FUNCTIONS = 60
+HOVER_LINE = 1 + 4 * 30 + 2  # the body of function 30, on its finding
+
+
+def row(
+    measure: str,
+    value: float,
+    unit: str,
+    floor: float | None = None,
+    target: float | None = None,
+) -> Row:
+    """A row; ``target`` bounds the ratio to ``floor`` when there is one, else the value."""
+    ratio = value / floor if floor else None
+    bounded = ratio if floor else value
+    ok = target is None or (bounded is not None and bounded <= target)
+    return {
+        "measure": measure,
+        "value": round(value, 2),
+        "unit": unit,
+        "floor": None if floor is None else round(floor, 2),
+        "ratio": None if ratio is None else round(ratio, 2),
+        "target": target,
+        "ok": ok,
+    }
+
+
+def module_text() -> str:
+    """60 small functions; emoji and CJK before each finding."""
+    parts = ['"""A module to hover in."""\n']
+    for n in range(FUNCTIONS):
+        parts.append(f"def f{n}(a: int, b: str = 'x') -> str:\n")
+        parts.append(f'    """Function {n}."""\n')
+        parts.append(f'    s = "👋 你好"; return f"{{s}} {{nmae}} {n}"\n')
+        parts.append("\n")
+    return "".join(parts)
+
+
+def many_validations() -> str:
+    return "".join(
+        f'[[validations]]\nname = "check-{n:05d}"\nmode = "informational"\ncommand = ["true"]\n\n'
+        for n in range(VALIDATIONS)
+    )
+
+
+def p50(samples: list[float]) -> float:
+    return statistics.median(samples)
+
+
+def finding_result(resource_id: str, text: str) -> ValidationResult:
+    lines = text.split("\n")
+    findings = []
+    for number, line in enumerate(lines):
+        if "nmae" in line:
+            at = line.index("nmae")
+            location = Location(
+                path="hello.py", line=number, character=at, end_line=number, end_character=at + 4
+            )
+            findings.append(
+                Finding(
+                    location=location,
+                    message="Undefined name `nmae`",
+                    code="F821",
+                    help_uri="https://docs.astral.sh/ruff/rules/undefined-name",
+                )
+            )
+    now = datetime.now(UTC)
+    return ValidationResult(
+        id=new_ulid(),
+        validation="lint",
+        mode=ValidationMode.REQUIRED,
+        passed=False,
+        resource_id=resource_id,
+        run_id=new_ulid(),
+        started_at=now,
+        finished_at=now,
+        findings=tuple(findings),
+    )
+
+
+class Editor:
+    """A pygls client holding one open document."""
+
+    def __init__(self, command: list[str], folders: list[Path], document: Path) -> None:
+        self.command, self.folders, self.document = command, folders, document
+        self.client = LanguageClient("bench", "0")
+        self.version = 1
+        for method in (types.WINDOW_LOG_MESSAGE, types.WINDOW_SHOW_MESSAGE):
+            self.client.feature(method)(lambda _: None)
+        self.client.feature(types.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS)(lambda _: None)
+
+    async def start(self, text: str) -> None:
+        await self.client.start_io(*self.command, cwd=REPO)
+        await self.client.initialize_async(
+            types.InitializeParams(
+                capabilities=types.ClientCapabilities(
+                    text_document=types.TextDocumentClientCapabilities(
+                        hover=types.HoverClientCapabilities(
+                            content_format=[types.MarkupKind.Markdown]
+                        )
+                    )
+                ),
+                workspace_folders=[
+                    types.WorkspaceFolder(uri=f.as_uri(), name=f.name) for f in self.folders
+                ],
+                initialization_options={"acp": {"runOn": "manual"}},
+            )
+        )
+        self.client.initialized(types.InitializedParams())
+        self.client.text_document_did_open(
+            types.DidOpenTextDocumentParams(
+                types.TextDocumentItem(self.document.as_uri(), "python", 1, text)
+            )
+        )
+
+    def edit(self, text: str) -> None:
+        self.version += 1
+        self.client.text_document_did_change(
+            types.DidChangeTextDocumentParams(
+                types.VersionedTextDocumentIdentifier(self.version, self.document.as_uri()),
+                [types.TextDocumentContentChangeWholeDocument(text=text)],
+            )
+        )
+
+    async def hover(self, line: int, character: int) -> types.Hover | None:
+        return await self.client.text_document_hover_async(
+            types.HoverParams(
+                types.TextDocumentIdentifier(self.document.as_uri()),
+                types.Position(line, character),
+            )
+        )
+
+    async def timed(self, call: Callable[[], Awaitable[Any]]) -> tuple[float, Any]:
+        started = time.perf_counter()
+        answer = await call()
+        return (time.perf_counter() - started) * 1000, answer
+
+    async def stop(self) -> None:
+        try:
+            await asyncio.wait_for(self.client.shutdown_async(None), 10)
+            self.client.exit(None)
+        finally:
+            await self.client.stop()
+
+
+async def hover_floor(document: Path, text: str, character: int) -> float:
+    editor = Editor([sys.executable, str(REPO / "bench" / "hover_floor.py")], [], document)
+    await editor.start(text)
+    samples = []
+    for _ in range(HOVERS):
+        ms, _ = await editor.timed(lambda: editor.hover(HOVER_LINE, character))
+        samples.append(ms)
+    await editor.stop()
+    return p50(samples)
+
+
+async def backend_time(facade: BackendFacade, document: Path, texts: list[str]) -> float:
+    samples = []
+    for text in texts:
+        params = {"path": str(document), "line": HOVER_LINE, "text": text}
+        started = time.perf_counter()
+        await facade.dispatch("context.inspect", params)
+        samples.append((time.perf_counter() - started) * 1000)
+    return p50(samples)
+
+
+async def until_answered(editor: Editor, character: int) -> None:
+    deadline = time.monotonic() + 60
+    while await editor.hover(HOVER_LINE, character) is None:
+        if time.monotonic() > deadline:
+            raise RuntimeError("acp-lsp never answered a hover")
+        await asyncio.sleep(0.05)
+
+
+async def run() -> list[Row]:
+    with tempfile.TemporaryDirectory() as tmp:
+        base = Path(tmp)
+        data, project, many = base / "data", base / "proj", base / "many"
+        project.mkdir()
+        many.mkdir()
+        text = module_text()
+        document = project / "hello.py"
+        document.write_text(text, encoding="utf-8")
+        (many / "acp.toml").write_text(many_validations())
+        facade = create_facade(data)
+        resource = await facade.dispatch("resource.register", {"path": str(project)})
+        await facade.dispatch("resource.register", {"path": str(many)})
+        facade.context.store.insert_result(finding_result(resource["id"], text))
+        line_text = text.split("\n")[HOVER_LINE]
+        character = len(line_text[: line_text.index("nmae") + 1].encode("utf-16-le")) // 2
+        texts = [text + f"# edit {n}\n" for n in range(HOVERS)]
+
+        floor = await hover_floor(document, text, character)
+        backend = await backend_time(facade, document, [t + "#b\n" for t in texts])
+
+        command = [sys.executable, "-m", "lsp_server", "--data-dir", str(data)]
+        command += ["--facade", "bench.hover_facade:create_facade"]
+        editor = Editor(command, [project, many], document)
+        await editor.start(text)
+        try:
+            await until_answered(editor, character)
+            missed = []
+            for edited in texts:
+                editor.edit(edited)
+                ms, answer = await editor.timed(lambda: editor.hover(HOVER_LINE, character))
+                assert answer is not None and "nmae" in str(answer.contents)
+                missed.append(ms)
+            cached = []
+            for column in range(HOVERS):
+                ms, _ = await editor.timed(lambda c=column % 40: editor.hover(HOVER_LINE, c))
+                cached.append(ms)
+
+            editor.edit(text + "# concurrent\n")
+            before = calls(data)
+            answers = await asyncio.gather(
+                *(editor.hover(HOVER_LINE, character) for _ in range(CONCURRENT))
+            )
+            assert all(a is not None for a in answers)
+            shared = calls(data) - before
+
+            first, found = await editor.timed(
+                lambda: editor.client.workspace_symbol_async(types.WorkspaceSymbolParams("chk"))
+            )
+            assert found, "no symbols listed"
+            symbol_ms = []
+            for n in range(SYMBOL_QUERIES):
+                query = f"check-{(n * 163) % VALIDATIONS:05d}"[: 6 + n % 6]
+                ms, _ = await editor.timed(
+                    lambda q=query: editor.client.workspace_symbol_async(
+                        types.WorkspaceSymbolParams(q)
+                    )
+                )
+                symbol_ms.append(ms)
+        finally:
+            await editor.stop()
+            await facade.aclose()
+
+    miss, hit = p50(missed), p50(cached)
+    return [
+        row("hover p50, cache missed", miss, "ms", floor + backend, 1.5),
+        row("hover floor: bare pygls", floor, "ms"),
+        row("hover floor: backend context.inspect", backend, "ms"),
+        row("hover p50, cached line", hit, "ms", floor),
+        row(
+            f"backend calls for {CONCURRENT} identical concurrent hovers", shared, "calls", target=1
+        ),
+        row(f"workspace/symbol p50 over {VALIDATIONS:,} symbols", p50(symbol_ms), "ms", target=50),
+        row("workspace/symbol first query (lists them)", first, "ms"),
+    ]
+
+
+if __name__ == "__main__":
+    sys.exit(run_bench("hover", __doc__.split("\n\n")[0], lambda: asyncio.run(run())))

@@ -1,0 +1,89 @@
+"""Coalescing: at most one publish per key per window, the last state always
+out, and never a burst that holds the event loop.
+
+A changed key is due at once if it was not sent within the window, else at
+the window's end; due keys go out in slices of ``SLICE``, handing the loop
+back between slices so requests are answered in the middle of a 100,000-
+finding burst. A key that changes again while it waits is sent once, with
+whatever its state is by then: the busier the burst, the more it collapses.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Callable, Hashable
+from typing import Generic, TypeVar
+
+K = TypeVar("K", bound=Hashable)
+
+DEFAULT_WINDOW = 0.05
+SLICE = 64
+
+
+class CoalescingPublisher(Generic[K]):
+    def __init__(
+        self,
+        send: Callable[[K], None],
+        window: float = DEFAULT_WINDOW,
+        clock: Callable[[], float] = time.monotonic,
+        slice_size: int = SLICE,
+    ) -> None:
+        self._send = send
+        self._window = window
+        self._clock = clock
+        self._slice = slice_size
+        self._last_sent: dict[K, float] = {}
+        self._trailing: dict[K, asyncio.TimerHandle] = {}
+        self._due: dict[K, None] = {}  # insertion-ordered set
+        self._draining: asyncio.Handle | None = None
+        self._prune_above = 4096
+
+    def changed(self, key: K) -> None:
+        if key in self._trailing or key in self._due:
+            return  # the pending publish will carry this change too
+        last = self._last_sent.get(key)
+        wait = 0.0 if last is None else last + self._window - self._clock()
+        if wait <= 0:
+            self._make_due(key)
+        else:
+            loop = asyncio.get_running_loop()
+            self._trailing[key] = loop.call_later(wait, self._trailing_due, key)
+
+    def close(self) -> None:
+        for handle in self._trailing.values():
+            handle.cancel()
+        self._trailing.clear()
+        self._due.clear()
+        if self._draining is not None:
+            self._draining.cancel()
+            self._draining = None
+
+    def _trailing_due(self, key: K) -> None:
+        del self._trailing[key]
+        self._make_due(key)
+
+    def _make_due(self, key: K) -> None:
+        self._due[key] = None
+        if self._draining is None:
+            self._draining = asyncio.get_running_loop().call_soon(self._drain)
+
+    def _drain(self) -> None:
+        """Send one slice of due keys; come back for the rest after the loop
+        has run whatever else is ready."""
+        self._draining = None
+        now = self._clock()
+        for _ in range(min(self._slice, len(self._due))):
+            key = next(iter(self._due))
+            del self._due[key]
+            self._publish(key, now)
+        if self._due:
+            self._draining = asyncio.get_running_loop().call_soon(self._drain)
+
+    def _publish(self, key: K, now: float) -> None:
+        self._last_sent[key] = now
+        if len(self._last_sent) > self._prune_above:  # forget keys whose window is over
+            horizon = now - self._window
+            self._last_sent = {k: t for k, t in self._last_sent.items() if t > horizon}
+            self._prune_above = max(4096, 2 * len(self._last_sent))
+        self._send(key)

@@ -1,0 +1,116 @@
+"""Hover: why this code is what it is, from ``context.inspect``.
+
+The backend is asked about a whole line (no character) and the answer is
+cached per (document, version, line), then narrowed to the hovered
+character here: moving along a line costs nothing, and identical concurrent
+hovers share one call (``SharedCalls``). An editor's ``$/cancelRequest``
+cancels the handler, and the backend call with the last waiter. Anything
+that would make a hover slow or wrong (no backend, a backend without
+``context.inspect``, an unregistered folder, a refusal, ``TIMEOUT`` elapsed)
+answers null.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections import OrderedDict
+from typing import TYPE_CHECKING
+
+from lsprotocol import types
+
+from acp_client.client import AcpClient
+from acp_client.events import STALE_AFTER, Event
+from acp_client.models import ContextInfo
+from acp_client.operations import MAX_INSPECT_TEXT
+from lsp_server.calls import SharedCalls
+from lsp_server.features import Feature
+from lsp_server.features.hover.render import at_character, render
+from lsp_server.positions import code_points, split_lines
+from lsp_server.roots import Placement, file_path
+
+if TYPE_CHECKING:
+    from lsp_server.server import AcpLanguageServer
+
+log = logging.getLogger(__name__)
+
+TIMEOUT = 3.0
+"""Seconds a hover waits for the backend before answering null."""
+CACHE_LINES = 512
+
+LineKey = tuple[str, int, int, int]  # uri, version, line, generation
+
+
+class Hover(Feature):
+    def __init__(self, session: AcpLanguageServer) -> None:
+        super().__init__(session)
+        self._lines: OrderedDict[LineKey, ContextInfo] = OrderedDict()
+        self._calls: SharedCalls[LineKey, ContextInfo | None] = SharedCalls()
+        # Bumped whenever what the backend knows may have changed: answers
+        # (and calls) of an older generation are never reused.
+        self._generation = 0
+
+    async def hover(self, params: types.HoverParams) -> types.Hover | None:
+        uri, position = params.text_document.uri, params.position
+        client = self.session.link.client
+        if client is None:
+            return None
+        placement = await self.session.placement(uri)
+        if placement is None:
+            return None
+        document = self.session.workspace.get_text_document(uri)
+        key = (uri, document.version or 0, position.line, self._generation)
+        info = self._lines.get(key)
+        if info is None:
+            try:
+                info = await asyncio.wait_for(
+                    self._calls.run(key, lambda: self._inspect(client, key, document.source)),
+                    TIMEOUT,
+                )
+            except TimeoutError:
+                log.warning("context.inspect took over %s s: no hover", TIMEOUT)
+                return None
+            if info is None:
+                return None
+        else:
+            self._lines.move_to_end(key)
+        lines = split_lines(document.source)
+        text = lines[position.line] if position.line < len(lines) else ""
+        character = code_points(text, position.character, self.session.encoding)
+        content = render(
+            at_character(info, position.line, character), self.session.support.hover_markdown
+        )
+        return None if content is None else types.Hover(contents=content)
+
+    async def _inspect(self, client: AcpClient, key: LineKey, source: str) -> ContextInfo | None:
+        path = file_path(key[0])
+        if path is None:
+            return None
+        # The editor's text, so an unsaved buffer is what gets summarised.
+        text = source if len(source) <= MAX_INSPECT_TEXT else None
+        info = await self.session.guarded(client.context_inspect(path, key[2], text=text))
+        if info is not None and key[3] == self._generation:
+            self._lines[key] = info
+            if len(self._lines) > CACHE_LINES:
+                self._lines.popitem(last=False)
+        return info
+
+    # --- what invalidates answers ------------------------------------------
+
+    async def on_event(self, client: AcpClient, event: Event) -> None:
+        if isinstance(event, STALE_AFTER):
+            self._forget()
+
+    def backend_lost(self) -> None:
+        self._forget()
+
+    def document_unplaced(self, uri: str, placement: Placement) -> None:
+        self._forget()
+
+    def document_closed(self, uri: str, placement: Placement | None) -> None:
+        for key in [key for key in self._lines if key[0] == uri]:
+            del self._lines[key]
+
+    def _forget(self) -> None:
+        self._generation += 1
+        self._lines.clear()

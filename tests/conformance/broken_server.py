@@ -1,0 +1,57 @@
+"""acp-lsp with one thing broken, to prove the kit's server suite catches it.
+
+``python -m tests.conformance.broken_server MODE [acp-lsp arguments]``:
+``stdout`` prints a line to stdout before speaking LSP; ``severity`` shows
+failed informational results as Errors; ``utf16`` counts UTF-16 columns in
+code points (wrong after an astral character such as an emoji); ``spec``
+asks ``workspace/configuration`` of clients that did not offer it.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import sys
+
+from lsprotocol.types import DiagnosticSeverity, PositionEncodingKind
+
+from acp_client.models import ValidationMode
+from lsp_server import __main__ as acp_lsp
+from lsp_server import capabilities, positions
+from lsp_server.features.diagnostics import mapping
+
+_column = positions.column
+
+
+def informational_as_error(mode: ValidationMode, passed: bool) -> DiagnosticSeverity | None:
+    if passed:
+        return None if mode is ValidationMode.REQUIRED else DiagnosticSeverity.Hint
+    return DiagnosticSeverity.Error  # informational failures should be Warnings
+
+
+def utf16_as_code_points(line: str, code_points: int, encoding: PositionEncodingKind | str) -> int:
+    if encoding in (PositionEncodingKind.Utf8, PositionEncodingKind.Utf32):
+        return _column(line, code_points, encoding)
+    return len(line[:code_points])  # UTF-16, however the encoding is spelled
+
+
+def main(argv: list[str]) -> int:
+    mode, rest = argv[0], argv[1:]
+    if mode == "stdout":
+        sys.stdout.write("acp-lsp: starting\n")
+        sys.stdout.flush()
+    elif mode == "severity":
+        mapping.severity_for = informational_as_error
+    elif mode == "utf16":
+        positions.column = utf16_as_code_points
+    elif mode == "spec":
+        resolve = capabilities.ClientSupport.of
+        capabilities.ClientSupport.of = lambda params: dataclasses.replace(  # type: ignore[method-assign]
+            resolve(params), configuration=True
+        )
+    else:
+        raise SystemExit(f"unknown mode {mode!r}")
+    return acp_lsp.main(rest)
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

@@ -1,0 +1,89 @@
+"""The server suite run as a user runs it: acp-lsp passes in every client
+profile; acp-lsp broken on purpose fails exactly the checks it should."""
+
+from __future__ import annotations
+
+import shutil
+import sys
+from pathlib import Path
+
+import pytest
+from kit_harness import SERVER, run_kit
+
+from acp_conformance.profiles import profiles
+from tests.e2e.lsp_harness import ServerProcess
+
+BROKEN = f"{sys.executable} -m tests.conformance.broken_server {{mode}} --data-dir {{data_dir}}"
+
+
+def test_acp_lsp_passes_in_every_profile(tmp_path: Path) -> None:
+    run = run_kit(tmp_path, "--acp-conformance=server", "--server-command", SERVER)
+    assert run.status == 0, run.output[-3000:]
+    outcomes = run.outcomes()
+    for profile in profiles():
+        for check in ("severity_table", "clears_on_pass", "clean_shutdown", "no_stdout_noise"):
+            assert outcomes[f"{check}[{profile}]"] == "pass", (check, profile)
+        assert outcomes[f"positions[{profile}-conf-required]"] == "pass"
+        assert outcomes[f"unregistered_folder[{profile}]"] == "pass"  # all send folders
+
+
+@pytest.mark.parametrize(
+    ("mode", "select", "expected"),
+    [
+        ("stdout", "vscode", {"no_stdout_noise[vscode]"}),
+        ("severity", "vscode", {"severity_table[vscode]"}),
+        (
+            # Code points equal UTF-16 units until an astral character (an emoji):
+            # the toggle's line has none, UTF-32 (emacs) is code points anyway.
+            "utf16",
+            "vscode or emacs",
+            {"positions[vscode-conf-required]", "positions[vscode-conf-informational]"},
+        ),
+    ],
+)
+def test_a_broken_server_fails_exactly_there(
+    tmp_path: Path, mode: str, select: str, expected: set[str]
+) -> None:
+    command = BROKEN.replace("{mode}", mode)
+    run = run_kit(tmp_path, "--acp-conformance=server", "--server-command", command, "-k", select)
+    assert run.status == 1, run.output[-3000:]
+    assert run.failed() == expected, {c: run.reason(c) for c in run.failed()}
+
+
+def test_an_lsp_specification_warning_fails(tmp_path: Path) -> None:
+    """pytest-lsp's LspSpecificationWarning is a failure, not a warning."""
+    command = BROKEN.replace("{mode}", "spec")
+    run = run_kit(
+        tmp_path, "--acp-conformance=server", "--server-command", command, "-k", "neovim-0.7"
+    )
+    assert run.status == 1, run.output[-3000:]
+    assert "lsp_specification[neovim-0.7]" in run.failed()
+    assert "workspace/configuration" in run.reason("lsp_specification[neovim-0.7]")
+
+
+def test_acp_lsp_passes_through_a_served_backend(tmp_path: Path) -> None:
+    """Kit and server both reach ``acp-backend serve``; the token file is given
+    relative to where pytest runs (the server runs elsewhere: it must still work)."""
+    data_dir, workdir = tmp_path / "data", tmp_path / "kit"
+    data_dir.mkdir()
+    workdir.mkdir()
+    server = ServerProcess(data_dir)
+    server.start()
+    try:
+        shutil.copy(server.token_file, workdir / "token")
+        run = run_kit(
+            workdir,
+            "--acp-conformance=server",
+            "--acp",
+            server.url + "/acp/v1",
+            "--acp-token-file",
+            "token",
+            "--server-command",
+            f"{sys.executable} -m lsp_server --acp {{acp}} --token-file {{token_file}}",
+            "-k",
+            "vscode or lsp4ij",
+        )
+    finally:
+        server.stop()
+    assert run.status == 0, run.output[-3000:]
+    assert run.outcomes()["severity_table[lsp4ij]"] == "pass"

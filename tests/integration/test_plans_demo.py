@@ -1,0 +1,98 @@
+"""The issue's done-when, backend part, on a copy of examples/demo kept in git:
+``acp-backend plan propose demo ruff`` runs ruff's fix in a worktree sandbox,
+the plan shows in ``acp-backend plan list``, previews as a diff, applies (forced:
+ruff cannot fix everything the demo gets wrong, so the plan is constrained),
+and an apply after the file changed is refused with CONFLICT, writing nothing.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+DEMO = ROOT / "examples" / "demo"
+ACP_BACKEND = str(Path(sys.executable).parent / "acp-backend")
+WAIT = 120.0
+
+
+@pytest.fixture
+def demo(tmp_path: Path) -> Path:
+    root = tmp_path / "demo"
+    shutil.copytree(DEMO, root, ignore=shutil.ignore_patterns(".ruff_cache", "__pycache__"))
+    git = ("git", "-c", "user.email=t@e", "-c", "user.name=t")
+    for args in (("init", "-q"), ("add", "-A"), ("commit", "-qm", "demo")):
+        subprocess.run((*git, *args), cwd=root, check=True)
+    return root
+
+
+def cli(data_dir: Path, *args: str, check: bool = True) -> subprocess.CompletedProcess[str]:
+    done = subprocess.run(
+        (ACP_BACKEND, "--data-dir", str(data_dir), *args),
+        capture_output=True,
+        text=True,
+        timeout=WAIT,
+        check=False,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+    )
+    if check:
+        assert done.returncode == 0, done.stderr
+    return done
+
+
+def propose(data_dir: Path) -> dict[str, object]:
+    cli(data_dir, "plan", "propose", "demo", "ruff")
+    [plan] = json.loads(cli(data_dir, "plan", "list", "--json").stdout)["plans"]
+    return plan  # type: ignore[no-any-return]
+
+
+def test_propose_fix_on_ruff_previews_and_applies(demo: Path, tmp_path: Path) -> None:
+    data_dir = tmp_path / "data"
+    cli(data_dir, "resource", "add", str(demo))
+    plan = propose(data_dir)
+    assert plan["state"] == "constrained" and "ruff" in str(plan["reason"])
+    assert plan["paths"] == ["inventory.py"] and plan["source_validation"] == "ruff"
+    listed = cli(data_dir, "plan", "list").stdout
+    assert str(plan["id"]) in listed and "Fix ruff findings" in listed
+
+    shown = cli(data_dir, "plan", "preview", str(plan["id"])).stdout
+    assert "-import os\n" in shown and "plan_hash: sha256:" in shown
+
+    refused = cli(data_dir, "plan", "apply", str(plan["id"]), check=False)
+    assert refused.returncode == 2 and "constrained" in refused.stderr
+    applied = cli(data_dir, "plan", "apply", str(plan["id"]), "--force").stdout
+    assert "applied" in applied and "(forced)" in applied
+    assert "re-ran validations: 1 required failed" in applied  # ruff's unfixable findings
+    assert "import os\n" not in (demo / "inventory.py").read_text()
+
+
+def test_an_apply_after_the_file_changed_is_a_conflict(demo: Path, tmp_path: Path) -> None:
+    data_dir = tmp_path / "data"
+    cli(data_dir, "resource", "add", str(demo))
+    plan = propose(data_dir)
+    preview = json.loads(cli(data_dir, "plan", "preview", str(plan["id"]), "--json").stdout)
+
+    edited = (demo / "inventory.py").read_text() + "# the user's own edit\n"
+    (demo / "inventory.py").write_text(edited)
+    refused = cli(
+        data_dir,
+        "plan",
+        "apply",
+        str(plan["id"]),
+        "--hash",
+        preview["plan_hash"],
+        "--force",
+        check=False,
+    )
+
+    assert refused.returncode == 2
+    assert "inventory.py changed since the preview" in refused.stderr
+    assert (demo / "inventory.py").read_text() == edited
+    state = json.loads(cli(data_dir, "plan", "show", str(plan["id"]), "--json").stdout)["state"]
+    assert state == "constrained"

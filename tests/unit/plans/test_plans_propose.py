@@ -1,0 +1,165 @@
+""" "Propose fix": a validation's fix command run in a sandbox, its diff a plan."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from acp_backend.facade import BackendFacade
+from acp_client.errors import InvalidParams, InvalidState
+from acp_client.models import Plan, PlanState
+from tests.unit.plans.plan_helpers import (
+    PY,
+    git_commit_all,
+    leftovers,
+    settled,
+    until,
+    worktrees,
+)
+
+
+def fixer(name: str, *fix: str) -> str:
+    """An informational validation that never runs on a change, with ``fix`` as its fix."""
+    fix_line = f"fix = {json.dumps([PY, *fix])}\n" if fix else ""
+    return (
+        f'[[validations]]\nname = "{name}"\nmode = "informational"\n'
+        f'command = {json.dumps([PY, "-c", "pass"])}\nformat = "exit-code"\n'
+        f'{fix_line}applies_to = ["none"]\n\n'
+    )
+
+
+# A required check that fails while `bad` is in src/b.py, and fixers.
+NOBAD = "import sys; sys.exit('bad' in open('src/b.py').read())"
+MESSY = (
+    "import os; os.makedirs('src/__pycache__'); open('src/__pycache__/b.pyc', 'w').write('x'); "
+    "open('src/b.py', 'w').write('x = 2\\n')"
+)
+CONFIG = (
+    f'[[validations]]\nname = "nobad"\nmode = "required"\n'
+    f'command = {json.dumps([PY, "-c", NOBAD])}\nformat = "exit-code"\napplies_to = ["*.py"]\n\n'
+    + fixer("good-fixer", "-c", "open('src/b.py', 'w').write('x = 2  # good\\n')")
+    + fixer("bad-fixer", "-c", "open('src/b.py', 'w').write('x = 2  # bad\\n')")
+    + fixer("slow-fixer", "-c", "import time; time.sleep(30)")
+    + fixer("diff-fixer", "print_diff.py")
+    + fixer("messy-fixer", "-c", MESSY)
+    + fixer("no-fix")
+)
+
+
+@pytest.fixture
+def project(project: Path) -> Path:
+    (project / "acp.toml").write_text(CONFIG)
+    diff = "--- src/b.py\n+++ src/b.py\n@@ -1 +1 @@\n-x = 1\n+x = 3\n"
+    (project / "print_diff.py").write_text(f"print({diff!r}, end='')\n")
+    return project
+
+
+async def propose(facade: BackendFacade, validation: str) -> Plan:
+    raw = await facade.dispatch("plan.execute", {"resource": "p", "validation": validation})
+    return Plan.model_validate(raw)
+
+
+async def test_a_fix_that_passes_in_the_sandbox_is_complete_and_applies(
+    facade: BackendFacade, project: Path
+) -> None:
+    queued = await propose(facade, "good-fixer")
+    assert queued.state is PlanState.QUEUED
+    plan = await settled(facade, queued.id)
+    assert plan.state is PlanState.COMPLETE, plan.reason
+    assert plan.paths == ("src/b.py",) and plan.sandbox_root is not None
+    assert (project / "src" / "b.py").read_text() == "x = 1\n"  # untouched until apply
+    # Its sandbox maps back to the resource, and its results carry the plan.
+    resolved = await facade.dispatch(
+        "resource.resolve", {"path": str(Path(plan.sandbox_root) / "src" / "b.py")}
+    )
+    assert resolved["sandbox"] and resolved["logical_path"] == "src/b.py"
+    results = await facade.dispatch("validation.list_results", {"resource": "p", "plan": plan.id})
+    assert {r["validation"]: r["passed"] for r in results["results"]} == {"nobad": True}
+    assert {r["run_id"] for r in results["results"]} == {plan.validation_run_id}
+
+    preview = await facade.dispatch("plan.preview", {"plan_id": plan.id})
+    applied = await facade.dispatch(
+        "plan.apply", {"plan_id": plan.id, "expected_hash": preview["plan_hash"]}
+    )
+    assert applied["state"] == "applied"
+    assert (project / "src" / "b.py").read_text() == "x = 2  # good\n"
+    assert not leftovers(Path(plan.sandbox_root), "*")  # the sandbox ends with the plan
+    resource = await facade.dispatch("resource.resolve", {"path": str(project)})
+    assert resource["resource"]["sandbox_roots"] == []
+
+
+async def test_a_required_validation_failing_in_the_sandbox_constrains_the_plan(
+    facade: BackendFacade, project: Path
+) -> None:
+    plan = await settled(facade, (await propose(facade, "bad-fixer")).id)
+    assert plan.state is PlanState.CONSTRAINED
+    assert plan.reason is not None and "nobad" in plan.reason
+    preview = await facade.dispatch("plan.preview", {"plan_id": plan.id})
+    params = {"plan_id": plan.id, "expected_hash": preview["plan_hash"]}
+    with pytest.raises(InvalidState, match="constrained"):
+        await facade.dispatch("plan.apply", params)
+    assert (project / "src" / "b.py").read_text() == "x = 1\n"
+    forced = await facade.dispatch("plan.apply", {**params, "force": True})
+    assert forced["state"] == "applied" and forced["forced"] is True
+
+
+async def test_sandbox_validation_can_be_rerun_for_a_plan(facade: BackendFacade) -> None:
+    plan = await settled(facade, (await propose(facade, "bad-fixer")).id)
+    run = await facade.dispatch(
+        "validation.run", {"resource": "p", "plan": plan.id, "validations": ["nobad"]}
+    )
+    assert run["validations"] == ["nobad"]
+
+
+async def test_cancelling_a_running_fix_kills_it_and_removes_the_sandbox(
+    facade: BackendFacade, data_dir: Path
+) -> None:
+    plan = await until(
+        facade, (await propose(facade, "slow-fixer")).id, lambda p: p.sandbox_root is not None
+    )
+    cancelled = await facade.dispatch("plan.cancel", {"plan_id": plan.id})
+    assert cancelled["state"] == "cancelled"
+    assert not leftovers(data_dir / "sandboxes", "*")
+    assert (await facade.dispatch("plan.get", {"plan_id": plan.id}))["state"] == "cancelled"
+
+
+async def test_a_validation_without_a_fix_is_refused(facade: BackendFacade) -> None:
+    with pytest.raises(InvalidParams, match="no fix command"):
+        await propose(facade, "no-fix")
+
+
+async def test_a_git_resource_gets_a_worktree_with_its_uncommitted_changes(
+    facade: BackendFacade, project: Path
+) -> None:
+    git_commit_all(project)
+    (project / "src" / "a.py").write_text("uncommitted = True\n")
+    plan = await settled(facade, (await propose(facade, "good-fixer")).id)
+    assert plan.state is PlanState.COMPLETE, plan.reason
+    assert plan.sandbox_root is not None
+    sandbox = Path(plan.sandbox_root)
+    assert (sandbox / ".git").is_file()  # a worktree
+    assert (sandbox / "src" / "a.py").read_text() == "uncommitted = True\n"
+    assert plan.paths == ("src/b.py",)  # the caught-up file is not part of the fix
+    await facade.dispatch("plan.cancel", {"plan_id": plan.id})
+    assert not leftovers(sandbox.parent, "*")
+    assert len(worktrees(project)) == 1
+
+
+async def test_a_fixer_that_prints_a_diff_has_its_diff_taken(
+    facade: BackendFacade, project: Path
+) -> None:
+    plan = await settled(facade, (await propose(facade, "diff-fixer")).id)
+    assert plan.state is PlanState.COMPLETE, plan.reason
+    preview = await facade.dispatch("plan.preview", {"plan_id": plan.id})
+    assert [c["new_text"] for c in preview["changes"]] == ["x = 3\n"]
+
+
+async def test_caches_a_fixer_leaves_are_not_part_of_the_plan(
+    facade: BackendFacade, project: Path
+) -> None:
+    git_commit_all(project)  # git's view of the files, and no .gitignore to help
+    plan = await settled(facade, (await propose(facade, "messy-fixer")).id)
+    assert plan.state is PlanState.COMPLETE, plan.reason
+    assert plan.paths == ("src/b.py",)

@@ -1,0 +1,169 @@
+"""Output is untrusted: no input may freeze the backend, crash the parse, or
+turn into one gigantic message (issue 8, items 4 and 5)."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import time
+from datetime import UTC, datetime
+from pathlib import Path
+
+from acp_backend.validation.config import DEFAULT_PATTERN
+from acp_backend.validation.raw import MAX_MESSAGE
+from acp_backend.validation.runner import Ending, ProcessOutcome
+from acp_backend.validation.validator import judge, judge_bounded
+from acp_client.models import ResultOutcome
+from tests.unit.validation.validation_helpers import declared
+
+
+def exited(stdout: str) -> ProcessOutcome:
+    return ProcessOutcome(Ending.EXITED, status=1, stdout=stdout)
+
+
+def test_the_default_pattern_is_linear_on_long_runs_of_spaces() -> None:
+    # The old pattern took ~0.9 s on 8,000 spaces and minutes on 300,000.
+    line = "f.py:1:1: x" + " " * 300_000 + "y"
+    began = time.perf_counter()
+    match = DEFAULT_PATTERN.search(line)
+    assert time.perf_counter() - began < 0.1
+    assert match is not None and match["path"] == "f.py"
+
+
+def test_the_default_pattern_still_splits_severity_and_code(tmp_path: Path) -> None:
+    (tmp_path / "f.py").write_text("x = 1\n")
+    output = "f.py:1:5:1:5: error: Bad thing  [assignment]\nf.py:1: note: see [docs]\n"
+    verdict = judge(declared('format = "pattern"'), exited(output), tmp_path)
+    error, note = verdict.findings
+    assert (error.code, error.message) == ("assignment", "Bad thing")
+    assert (note.code, note.message) == ("docs", "see")
+
+
+def test_a_huge_line_becomes_a_bounded_message(tmp_path: Path) -> None:
+    (tmp_path / "f.py").write_text("x = 1\n")
+    output = "f.py:1:1: error: " + "z" * 10_000_000 + "\n"
+    verdict = judge(declared('format = "pattern"'), exited(output), tmp_path)
+    (finding,) = verdict.findings
+    assert len(finding.message) < MAX_MESSAGE + 100
+
+
+async def test_a_catastrophic_user_pattern_is_stopped_by_the_timeout_and_the_loop_runs(
+    tmp_path: Path,
+) -> None:
+    config = declared("format = \"pattern\"\npattern = '^(?P<message>(a+)+)$'\ntimeout = 1")
+    output = "a" * 40 + "!\n"  # exponential backtracking: would run for ages
+    ticks = 0
+
+    async def tick() -> None:
+        nonlocal ticks
+        while True:
+            await asyncio.sleep(0.01)
+            ticks += 1
+
+    ticker = asyncio.create_task(tick())
+    began = time.monotonic()
+    verdict = await judge_bounded(config, exited(output), tmp_path, 100, datetime.now(UTC))
+    elapsed = time.monotonic() - began
+    ticker.cancel()
+    assert verdict.outcome is ResultOutcome.TIMED_OUT and "reading its output" in verdict.message
+    assert elapsed < 5  # the 2 s floor of a parse's budget, and no more
+    assert ticks > elapsed / 0.01 / 4  # the event loop kept running meanwhile
+
+
+async def test_parsing_happens_in_a_process_of_its_own(tmp_path: Path) -> None:
+    (tmp_path / "f.py").write_text("x = 1\n")
+    verdict = await judge_bounded(
+        declared('format = "pattern"'),
+        exited("f.py:1:1: error: e\n"),
+        tmp_path,
+        100,
+        datetime.now(UTC),
+    )
+    assert verdict.message == "1 finding" and verdict.file_hashes
+
+
+def test_deeply_nested_sarif_is_a_clean_error(tmp_path: Path) -> None:
+    nested = '{"runs": [' + "[" * 100_000 + "]" * 100_000 + "]}"
+    verdict = judge(declared('format = "sarif"'), exited(nested), tmp_path)
+    assert verdict.outcome is ResultOutcome.ERROR
+    assert "nested too deeply" in verdict.message
+
+
+def test_a_5000_digit_integer_is_a_clean_error(tmp_path: Path) -> None:
+    number = "9" * 5000
+    for body, output in (
+        ('format = "sarif"', '{"version": "2.1.0", "runs": [], "x": ' + number + "}"),
+        (
+            'format = "json"\nmapping = { findings = "[]", message = "m", line = "l" }',
+            '[{"m": "x", "l": ' + number + "}]",
+        ),
+    ):
+        verdict = judge(declared(body), exited(output), tmp_path)
+        assert verdict.outcome is ResultOutcome.ERROR, body
+        assert "digits" in verdict.message
+
+
+def test_huge_line_numbers_are_ignored_not_fatal(tmp_path: Path) -> None:
+    (tmp_path / "f.py").write_text("x = 1\n")
+    sarif = {
+        "version": "2.1.0",
+        "runs": [
+            {
+                "tool": {"driver": {"name": "t"}},
+                "results": [
+                    {
+                        "message": {"text": "far"},
+                        "locations": [
+                            {
+                                "physicalLocation": {
+                                    "artifactLocation": {"uri": "f.py"},
+                                    "region": {"startLine": 10**40, "startColumn": 10**30},
+                                }
+                            }
+                        ],
+                    }
+                ],
+            }
+        ],
+    }
+    verdict = judge(declared('format = "sarif"'), exited(json.dumps(sarif)), tmp_path)
+    (finding,) = verdict.findings
+    assert finding.location is not None and finding.location.line == 2**31 - 1
+
+
+def children_of(pid: int) -> list[int]:
+    found = []
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        if int(fields[1]) == pid and fields[0] != "Z":
+            found.append(int(stat.parent.name))
+    return found
+
+
+async def test_cancelling_a_run_kills_its_parse_at_once(tmp_path: Path) -> None:
+    from acp_backend.validation import isolation
+
+    config = declared("format = \"pattern\"\npattern = '^(?P<message>(a+)+)$'\ntimeout = 60")
+    parse = asyncio.create_task(
+        judge_bounded(config, exited("a" * 40 + "!\n"), tmp_path, 100, datetime.now(UTC))
+    )
+    server = None
+    for _ in range(200):  # until the child is running
+        await asyncio.sleep(0.02)
+        process = isolation._SERVER._process
+        if process is not None and children_of(process.pid):
+            server = process.pid
+            break
+    assert server is not None
+    parse.cancel()
+    with contextlib.suppress(asyncio.CancelledError):
+        await parse
+    for _ in range(100):
+        if not children_of(server):
+            break
+        await asyncio.sleep(0.02)
+    assert children_of(server) == []
