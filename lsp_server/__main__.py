@@ -64,7 +64,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return check_main(arguments[1:])
     args = server_parser().parse_args(arguments)
     setup_logging(args.log_level, args.log_file)
-    server = AcpLanguageServer(Target.from_args(args).connect)
+    server = AcpLanguageServer(Target.from_args(args))
     register(server)
     if args.tcp:
         server.start_tcp(*args.tcp)

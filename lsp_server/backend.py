@@ -7,14 +7,14 @@ a backend that restarted on another port (local mode) is found again.
 from __future__ import annotations
 
 import argparse
+import asyncio
 import logging
 import random
-from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from acp_client.client import AcpClient
-from acp_client.connect import connect
+from acp_client.connect import LOCAL, connect, should_rediscover
 from acp_client.operations import InitializeResult
 from acp_client.transport.inprocess import DEFAULT_FACADE
 from acp_client.transport.sse import StreamPolicy
@@ -67,6 +67,12 @@ class Target:
             stream_policy=StreamPolicy(max_attempts=2, backoff_initial=0.2, backoff_max=1.0),
         )
 
+    def superseded(self, client: AcpClient) -> bool:
+        """Local mode fell back to an in-process backend, and a server now
+        serves the data dir: sharing it is better (one set of runs, cancel
+        across clients). A file read and a lock probe, no network."""
+        return self.acp == LOCAL and should_rediscover(client, self.data_dir)
+
 
 def add_target_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
@@ -89,8 +95,6 @@ def add_target_options(parser: argparse.ArgumentParser) -> None:
         help="the in-process backend local mode loads (default: the reference backend)",
     )
 
-
-Connector = Callable[[], Awaitable[AcpClient]]
 
 STREAM_PROVEN_AFTER = 10.0
 """Seconds an event stream must stay up before an outage counts as over:
@@ -120,13 +124,22 @@ def degraded_message(operation: str) -> str:
 class BackendLink:
     """Holds the current client; ``None`` while the backend is unreachable."""
 
-    def __init__(self, connector: Connector) -> None:
-        self._connector = connector
+    def __init__(self, target: Target) -> None:
+        self._target = target
         self.client: AcpClient | None = None
+        self.moved = asyncio.Event()  # a server now serves what this link fell back from
+
+    def check_moved(self) -> bool:
+        """Whether to switch to a server that appeared since connecting (the
+        session's follow loop then reconnects); asked on requests, not polled."""
+        if self.client is not None and self._target.superseded(self.client):
+            self.moved.set()
+        return self.moved.is_set()
 
     async def connect(self) -> tuple[AcpClient, InitializeResult]:
         """One attempt: a client that has completed ``acp.initialize``, and its answer."""
-        client = await self._connector()
+        self.moved.clear()
+        client = await self._target.connect()
         try:
             answer = await client.initialize("acp-lsp", __version__)
         except BaseException:

@@ -18,6 +18,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import logging
 import os
 import sys
 from collections.abc import Sequence
@@ -119,18 +120,33 @@ def tell(message: str) -> None:
     sys.stderr.write(f"acp-lsp check: {message}\n")
 
 
+class OneLine(logging.Formatter):
+    """Log records as single lines: an in-process backend's failure (a full
+    disk, say) is worth a line to the human, its traceback is not."""
+
+    def format(self, record: logging.LogRecord) -> str:
+        text = f"acp-lsp check: {record.levelname.lower()}: {record.getMessage()}"
+        error = record.exc_info[1] if record.exc_info else None
+        return f"{text}: {error}" if error is not None else text
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     args = parser().parse_args(argv)
+    handler = logging.StreamHandler(sys.stderr)
+    handler.setFormatter(OneLine())
+    logging.basicConfig(level=logging.WARNING, handlers=[handler], force=True)
     try:
         return run_until_terminated(check(args, inspect_paths(args.paths)))
     except Unusable as exc:
         tell(str(exc))
-        return UNUSABLE
     except Terminated as exc:  # an in-process backend has ended its validators
         tell(str(exc))
         return exc.status
     except KeyboardInterrupt:
-        return UNUSABLE
+        pass
+    except Exception as exc:  # the last line of defence: one line, never a traceback
+        tell(f"unexpected {type(exc).__name__}: {exc}")
+    return UNUSABLE
 
 
 def inspect_paths(texts: Sequence[str]) -> list[Given]:
@@ -146,11 +162,13 @@ def inspect_paths(texts: Sequence[str]) -> list[Given]:
 async def check(args: argparse.Namespace, given: Sequence[Given]) -> int:
     try:
         client = await Target.from_args(args).connect()
-        await client.initialize("acp-lsp check", __version__)
-    except AcpError as exc:
+    except TransportError as exc:
         raise Unusable(f"the ACP backend could not be reached: {exc}") from None
+    except AcpError as exc:  # e.g. a damaged or unwritable store in local mode
+        raise Unusable(f"the ACP backend could not start: {exc}") from None
     started: list[str] = []
     try:
+        await client.initialize("acp-lsp check", __version__)
         scopes = await scopes_for(client, given, args.register)
         results: list[ValidationResult] = []
         async with asyncio.timeout(args.timeout):
@@ -166,19 +184,34 @@ async def check(args: argparse.Namespace, given: Sequence[Given]) -> int:
                     found = await latest(client, scope.resource.id)  # what the fixes left
                 results.extend(found)
     except TimeoutError:
-        for run_id in started:
-            await client.validation_cancel(run_id)
+        await cancel_quietly(client, started)
         raise Unusable(f"the validations did not finish within {args.timeout:g} s") from None
     except TransportError as exc:
         raise Unusable(f"the ACP backend could not be reached: {exc}") from None
     except AcpError as exc:
         raise Unusable(str(exc)) from None
     finally:
-        await client.aclose()
+        await close_quietly(client)
     lines, failed = collect(results, scopes)
     sys.stdout.write(render(lines, args.format))
     summarise(lines, failed, results)
     return FAILED if failed else OK
+
+
+async def cancel_quietly(client: AcpClient, run_ids: Sequence[str]) -> None:
+    """Best effort on the way out: the timeout is what gets reported."""
+    for run_id in run_ids:
+        try:
+            await client.validation_cancel(run_id)
+        except AcpError as exc:
+            tell(f"could not cancel run {run_id}: {exc}")
+
+
+async def close_quietly(client: AcpClient) -> None:
+    try:
+        await client.aclose()
+    except AcpError as exc:
+        tell(f"closing the ACP backend failed: {exc}")
 
 
 async def scopes_for(
