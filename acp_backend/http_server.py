@@ -10,14 +10,17 @@ reveals nothing). Everything but ``/health`` needs ``Authorization: Bearer
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import hmac
 import ipaddress
 import logging
 import os
 import secrets
+import signal
 import socket
+import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Generator
 from datetime import UTC, datetime
 from importlib.metadata import version
 from pathlib import Path
@@ -252,6 +255,21 @@ class AcpServer(uvicorn.Server):
         self._closing: asyncio.Event = app.state.closing
         self._facade: Facade | None = facade
         self._on_shutdown = on_shutdown
+
+    @contextlib.contextmanager
+    def capture_signals(self) -> Generator[None, None, None]:
+        """uvicorn's SIGINT and SIGTERM, and SIGHUP too: a closed terminal must
+        also end the validators and withdraw ``backend.json``."""
+        with super().capture_signals():
+            hangup = getattr(signal, "SIGHUP", None)
+            if hangup is None or threading.current_thread() is not threading.main_thread():
+                yield
+                return
+            previous = signal.signal(hangup, self.handle_exit)
+            try:
+                yield
+            finally:  # restored first, so uvicorn re-raises it with its usual effect
+                signal.signal(hangup, previous)
 
     async def shutdown(self, sockets: list[socket.socket] | None = None) -> None:
         self._closing.set()

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import logging
+import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -16,6 +17,7 @@ from lsp_server import __version__
 from lsp_server.backend import Target, add_target_options
 from lsp_server.handlers import register
 from lsp_server.server import AcpLanguageServer
+from lsp_server.stdio import SignalledStdin
 
 
 def host_port(value: str) -> tuple[str, int]:
@@ -71,7 +73,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     else:
         stdout = sys.stdout.buffer
         sys.stdout = sys.stderr  # the protocol owns the real stdout
-        server.start_io(sys.stdin.buffer, stdout)
+        stdin = SignalledStdin(sys.stdin.buffer) if os.name == "posix" else None
+        if stdin is not None:
+            stdin.install()  # SIGTERM/SIGHUP: end as if the editor closed the pipe
+        server.start_io(stdin or sys.stdin.buffer, stdout)  # type: ignore[arg-type]
+        if stdin is not None and stdin.signum is not None:
+            return 128 + stdin.signum
     return 0
 
 

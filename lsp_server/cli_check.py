@@ -36,6 +36,7 @@ from acp_client.models import (
     ValidationResult,
 )
 from acp_client.paths import is_within, path_to_uri, real_path
+from acp_client.signals import Terminated, run_until_terminated
 from lsp_server import __version__
 from lsp_server.backend import Target, add_target_options
 from lsp_server.check_fix import apply_fixes
@@ -135,9 +136,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     handler.setFormatter(OneLine())
     logging.basicConfig(level=logging.WARNING, handlers=[handler], force=True)
     try:
-        return asyncio.run(check(args, inspect_paths(args.paths)))
+        return run_until_terminated(check(args, inspect_paths(args.paths)))
     except Unusable as exc:
         tell(str(exc))
+    except Terminated as exc:  # an in-process backend has ended its validators
+        tell(str(exc))
+        return exc.status
     except KeyboardInterrupt:
         pass
     except Exception as exc:  # the last line of defence: one line, never a traceback

@@ -131,7 +131,8 @@ async def _run(client: AcpClient, args: argparse.Namespace) -> str | Output:
         )
     else:
         text = "\n".join([*map(format_result, results), _summary_line(started.run_id, summary)])
-    failed = args.wait and any(_required_failure(result) for result in results)
+    # The summary is the backend's count of outcomes, whatever reached us.
+    failed = summary.required_failed > 0 or any(map(_required_failure, results))
     return Output(text, FAILED_STATUS if failed else 0)
 
 
