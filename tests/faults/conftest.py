@@ -27,8 +27,14 @@ if not sys.platform.startswith("linux"):
     pytest.skip("the fault suite reads /proc", allow_module_level=True)
 
 
+PARSE_SERVER = b"acp_backend.validation.isolation import serve"
+
+
 def marked_processes() -> list[int]:
-    """Live (non-zombie) processes other than this one whose environment holds the marker."""
+    """Live (non-zombie) processes other than this one whose environment holds
+    the marker. This process's own parse server is not one: a backend's fork
+    server lives as long as its backend (here, the test process hosting
+    in-process backends) and exits with it."""
     found = []
     for environ in Path("/proc").glob("[0-9]*/environ"):
         pid = int(environ.parent.name)
@@ -37,11 +43,14 @@ def marked_processes() -> list[int]:
         try:
             if MARKER not in environ.read_bytes().split(b"\0"):
                 continue
-            state = (environ.parent / "stat").read_text().rsplit(")", 1)[1].split()[0]
+            stat = (environ.parent / "stat").read_text().rsplit(")", 1)[1].split()
+            command = (environ.parent / "cmdline").read_bytes()
         except OSError:
             continue  # gone, or not ours to read
-        if state != "Z":
-            found.append(pid)
+        state, parent = stat[0], int(stat[1])
+        if state == "Z" or (parent == os.getpid() and PARSE_SERVER in command):
+            continue
+        found.append(pid)
     return found
 
 
