@@ -192,6 +192,13 @@ async def check(args: argparse.Namespace, given: Sequence[Given]) -> int:
         raise Unusable(str(exc)) from None
     finally:
         await close_quietly(client)
+    unrecorded = [r for r in results if r.outcome is ResultOutcome.UNRECORDED]
+    if unrecorded:  # the backend's store failed: nothing it reports can be trusted
+        first = unrecorded[0]
+        raise Unusable(
+            f"the backend could not store the result of {first.validation}: "
+            f"{first.message.removeprefix('its result could not be stored: ')}"
+        )
     lines, failed = collect(results, scopes)
     sys.stdout.write(render(lines, args.format))
     summarise(lines, failed, results)

@@ -161,8 +161,8 @@ class ValidationRuns:
 
     def _record(self, run: _Run, name: str) -> ValidationResult:
         """Store and announce a job's result. One that cannot be stored (a
-        full disk, text SQLite refuses) becomes an ``error`` result saying
-        so, which is what the summary counts: never a silent loss."""
+        full disk, text SQLite refuses) becomes an ``unrecorded`` result
+        saying so, which is what the summary counts: never a silent loss."""
         job = run.jobs[name]
         key = (run.target.resource_id, run.target.plan_id, name)
         if self._running.get(key, (None, None))[1] is job:
@@ -173,7 +173,7 @@ class ValidationRuns:
         except Exception as exc:
             log.exception("could not record the result of %s in run %s", name, run.target.run_id)
             message = f"its result could not be stored: {exc or type(exc).__name__}"
-            verdict = Verdict(False, message, ResultOutcome.ERROR)
+            verdict = Verdict(False, message, ResultOutcome.UNRECORDED)
             result = make_result(run.configs[name], run.target, result.started_at, verdict)
             try:
                 self._store(result)

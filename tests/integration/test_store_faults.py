@@ -131,13 +131,14 @@ def test_a_full_disk_at_start_is_one_line(registered: tuple[Path, Path]) -> None
     assert_one_clean_failure(check(data_dir, root, preexec=file_size_limit(4096)), "cannot")
 
 
-def test_a_full_disk_during_the_run_ends_at_the_timeout_without_a_traceback(
+def test_a_full_disk_during_the_run_is_one_clean_failure(
     registered: tuple[Path, Path],
 ) -> None:
     data_dir, root = registered
-    # Room for the -shm index and the run's start, not for 5,000 findings.
-    done = check(data_dir, root, "--timeout", "3", preexec=file_size_limit(48 * 1024))
-    assert_one_clean_failure(done, "did not finish within 3 s")
+    # Room for the -shm index and the run's start, not for 5,000 findings:
+    # the result arrives as "unrecorded" (issue 8, item 6), check exits 2.
+    done = check(data_dir, root, "--timeout", "20", preexec=file_size_limit(48 * 1024))
+    assert_one_clean_failure(done, "could not store the result")
 
 
 def test_the_timeout_path_cancels_and_says_one_line(tmp_path: Path) -> None:
