@@ -22,6 +22,7 @@ from acp_backend.http_server import serve
 from acp_backend.plans import cli as plans_cli
 from acp_backend.validation import cli as validation_cli
 from acp_client.errors import AcpError
+from acp_client.signals import Terminated
 
 log = logging.getLogger(__name__)
 
@@ -86,6 +87,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         outcome = args.run(args)
     except KeyboardInterrupt:
         return 130
+    except Terminated as exc:  # the backend it hosted has ended its validators
+        print(f"error: {exc}", file=sys.stderr)
+        return exc.status
     except AcpError as exc:
         return _fail(str(exc))
     except (OSError, sqlite3.Error) as exc:

@@ -7,6 +7,8 @@ import json
 
 from acp_backend.cli_support import Subcommands, client_command, file_path, format_table
 from acp_client import AcpClient
+from acp_client.errors import AlreadyExists, NotFound
+from acp_client.models import Resource
 from acp_client.operations import ResourceListResult
 
 EMPTY_HINT = "no resources registered; add one with: acp-backend resource add PATH"
@@ -37,8 +39,27 @@ def register(subcommands: Subcommands) -> None:
 
 
 async def _add(client: AcpClient, args: argparse.Namespace) -> str:
-    resource = await client.resource_register(args.path, args.name)
+    try:
+        resource = await client.resource_register(args.path, args.name)
+    except AlreadyExists:
+        # Every editor's README says to run this: doing it twice is no mistake.
+        same = await _registered_as(client, args.path, args.name)
+        if same is None:
+            raise
+        return f"{same.name} ({same.id}) is already registered at {same.root}"
     return f"registered {resource.name} ({resource.id}) at {resource.root}"
+
+
+async def _registered_as(client: AcpClient, path: str, name: str | None) -> Resource | None:
+    """The resource registered at exactly ``path``, if ``name`` is its name or unset."""
+    try:
+        resolved = await client.resource_resolve(path)
+    except NotFound:
+        return None
+    at_root = resolved.logical_path == "." and not resolved.sandbox
+    if at_root and name in (None, resolved.resource.name):
+        return resolved.resource
+    return None
 
 
 async def _list(client: AcpClient, args: argparse.Namespace) -> str:

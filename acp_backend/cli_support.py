@@ -4,7 +4,6 @@ they return their output and ``acp_backend.cli`` writes it)."""
 from __future__ import annotations
 
 import argparse
-import asyncio
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -13,6 +12,7 @@ from typing import TypeAlias
 from acp_client import AcpClient
 from acp_client.connect import connect
 from acp_client.paths import normalize_path
+from acp_client.signals import run_until_terminated
 
 Subcommands: TypeAlias = "argparse._SubParsersAction[argparse.ArgumentParser]"
 
@@ -60,7 +60,7 @@ def client_command(
             async with await open_client(data_dir(args)) as client:
                 return await action(client, args)
 
-        return asyncio.run(main())
+        return run_until_terminated(main())
 
     return run
 

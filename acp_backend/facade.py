@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import importlib
 import logging
-import os
 from collections.abc import AsyncGenerator, Mapping
 from pathlib import Path
 from typing import Any
@@ -21,7 +20,7 @@ from acp_backend.context import BackendContext
 from acp_backend.eventlog import DEFAULT_RETENTION, EventLog
 from acp_backend.handlers import HANDLERS, STARTUP
 from acp_backend.registry import Registry
-from acp_backend.store import Store
+from acp_backend.store import Store, limit_from_env
 from acp_client.errors import (
     InternalError,
     InvalidParams,
@@ -154,12 +153,4 @@ def create_facade(
 
 
 def _retention_from_env() -> int:
-    raw = os.environ.get(RETENTION_ENV)
-    if raw is None:
-        return DEFAULT_RETENTION
-    if not raw.strip().isdigit() or int(raw) < 1:
-        raise InvalidState(
-            f"${RETENTION_ENV} is {raw!r}, not a positive integer",
-            remedy=f"unset {RETENTION_ENV} or set it to the number of events to keep",
-        )
-    return int(raw)
+    return limit_from_env(RETENTION_ENV, DEFAULT_RETENTION, "the number of events to keep")

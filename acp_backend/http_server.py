@@ -10,13 +10,17 @@ reveals nothing). Everything but ``/health`` needs ``Authorization: Bearer
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import hmac
 import ipaddress
 import logging
 import os
 import secrets
+import signal
 import socket
-from collections.abc import Callable
+import threading
+import time
+from collections.abc import Callable, Generator
 from datetime import UTC, datetime
 from importlib.metadata import version
 from pathlib import Path
@@ -32,9 +36,17 @@ from starlette.routing import Route
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from acp_backend.event_stream import sse_frames
+from acp_backend.http_guard import connection_cap, guarded_protocol
 from acp_backend.rpc import handle_body
 from acp_client import jsonrpc
-from acp_client.discovery import BACKEND_FILE, BackendInfo, discover
+from acp_client.discovery import (
+    BACKEND_FILE,
+    LOCK_FILE,
+    BackendInfo,
+    connect_host,
+    discover,
+    read_backend_file,
+)
 from acp_client.errors import InvalidRequest
 from acp_client.paths import default_data_dir
 from acp_client.transport import Facade
@@ -44,6 +56,18 @@ log = logging.getLogger(__name__)
 
 MAX_BODY_BYTES = 1 << 20
 KEEPALIVE_INTERVAL = 15.0
+# A connection has this long to deliver a request's headers, counted from
+# when it opened or its previous response ended (slow or silent peers).
+HEADER_TIMEOUT = 10.0
+# Open connections at most; fewer when the file descriptor limit is lower.
+MAX_CONNECTIONS = 512
+# Also how many connections asyncio accepts in one go (uvicorn's default is
+# 2,048), before the cap sees them a few loop turns later.
+LISTEN_BACKLOG = 100
+# Descriptors kept free under the limit: the store, validators' pipes, logs,
+# and the connections accepted in the turns before the cap acts on them.
+_SPARE_DESCRIPTORS = 64 + 4 * LISTEN_BACKLOG
+MAX_EVENT_ID = (1 << 63) - 1  # SQLite's largest integer
 
 
 class UnsafeBind(ValueError):
@@ -83,7 +107,7 @@ def create_app(
 
     async def events(request: Request) -> Response:
         raw_after = request.headers.get("last-event-id", "").strip()
-        if raw_after and not (raw_after.isascii() and raw_after.isdigit()):
+        if raw_after and not _is_event_id(raw_after):
             return JSONResponse(
                 {"error": "Last-Event-ID must be a non-negative integer event id"},
                 status_code=400,
@@ -129,6 +153,11 @@ class RequireToken:
                 await refusal(scope, receive, send)
                 return
         await self._app(scope, receive, send)
+
+
+def _is_event_id(text: str) -> bool:
+    # Length first: int() refuses (ValueError) beyond 4,300 digits.
+    return len(text) <= 19 and text.isascii() and text.isdigit() and int(text) <= MAX_EVENT_ID
 
 
 class _TooLarge(Exception):
@@ -202,14 +231,45 @@ class AcpServer(uvicorn.Server):
         app: Starlette,
         facade: Facade,
         on_shutdown: Callable[[], None] = lambda: None,
+        *,
+        header_timeout: float = HEADER_TIMEOUT,
+        max_connections: int = MAX_CONNECTIONS,
         **options: Any,
     ) -> None:
-        """``app`` comes from ``create_app``; ``options`` go to ``uvicorn.Config``."""
-        config = uvicorn.Config(app, lifespan="off", timeout_graceful_shutdown=5, **options)
+        """``app`` comes from ``create_app``; ``options`` go to ``uvicorn.Config``.
+
+        ``max_connections`` is lowered to what the descriptor limit allows.
+        """
+        protocol = guarded_protocol(
+            connection_cap(max_connections, _SPARE_DESCRIPTORS), header_timeout
+        )
+        config = uvicorn.Config(
+            app,
+            http=protocol,
+            backlog=LISTEN_BACKLOG,
+            lifespan="off",
+            timeout_graceful_shutdown=5,
+            **options,
+        )
         super().__init__(config)
         self._closing: asyncio.Event = app.state.closing
         self._facade: Facade | None = facade
         self._on_shutdown = on_shutdown
+
+    @contextlib.contextmanager
+    def capture_signals(self) -> Generator[None, None, None]:
+        """uvicorn's SIGINT and SIGTERM, and SIGHUP too: a closed terminal must
+        also end the validators and withdraw ``backend.json``."""
+        with super().capture_signals():
+            hangup = getattr(signal, "SIGHUP", None)
+            if hangup is None or threading.current_thread() is not threading.main_thread():
+                yield
+                return
+            previous = signal.signal(hangup, self.handle_exit)
+            try:
+                yield
+            finally:  # restored first, so uvicorn re-raises it with its usual effect
+                signal.signal(hangup, previous)
 
     async def shutdown(self, sockets: list[socket.socket] | None = None) -> None:
         self._closing.set()
@@ -244,11 +304,43 @@ def listen(host: str, port: int) -> socket.socket:
         if os.name != "nt":  # on Windows SO_REUSEADDR would allow port hijacking
             sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         sock.bind(address)
-        sock.listen(128)
+        sock.listen(LISTEN_BACKLOG)
     except BaseException:
         sock.close()
         raise
     return sock
+
+
+LOCK_PATIENCE = 1.0  # a client's probe holds the lock for microseconds; a server, for good
+
+
+def take_serve_lock(data_dir: Path) -> int | None:
+    """Hold ``serve.lock`` for this process's life (the descriptor; None
+    where there is no flock, and discovery alone decides).
+
+    Raises ``AlreadyServing`` while another server holds it, however slow
+    that server is to answer: the lock, not ``/health``, is the proof.
+    """
+    try:
+        import fcntl
+    except ImportError:
+        return None
+    data_dir.mkdir(mode=0o700, parents=True, exist_ok=True)
+    fd = os.open(data_dir / LOCK_FILE, os.O_RDWR | os.O_CREAT, 0o600)
+    deadline = time.monotonic() + LOCK_PATIENCE
+    while True:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            return fd
+        except OSError:
+            if time.monotonic() < deadline:
+                time.sleep(0.02)
+                continue
+            os.close(fd)
+        running = read_backend_file(data_dir)
+        where = f" on port {running.port}" if running else ""
+        who = f"a backend (pid {running.pid})" if running else "another acp-backend serve"
+        raise AlreadyServing(f"{who} already serves {data_dir}{where}")
 
 
 def serve(
@@ -272,11 +364,36 @@ def serve(
         raise ValueError("--tls-cert and --tls-key go together")
     check_bind(host, tls_cert is not None, insecure_bind)
     data_dir = (data_dir or default_data_dir()).expanduser().resolve()
-    running = asyncio.run(discover(data_dir))
-    if running is not None:
-        raise AlreadyServing(
-            f"a backend (pid {running.pid}) already serves {data_dir} on port {running.port}"
+    lock = take_serve_lock(data_dir)
+    try:
+        if lock is None and (running := asyncio.run(discover(data_dir))) is not None:
+            raise AlreadyServing(
+                f"a backend (pid {running.pid}) already serves {data_dir} on port {running.port}"
+            )
+        return _serve_locked(
+            data_dir,
+            host=host,
+            port=port,
+            tls_cert=tls_cert,
+            tls_key=tls_key,
+            facade=facade,
+            keepalive_interval=keepalive_interval,
         )
+    finally:
+        if lock is not None:
+            os.close(lock)
+
+
+def _serve_locked(
+    data_dir: Path,
+    *,
+    host: str,
+    port: int,
+    tls_cert: Path | None,
+    tls_key: Path | None,
+    facade: str,
+    keepalive_interval: float,
+) -> int:
     sock = listen(host, port)
     try:
         backend = load_facade(facade, data_dir)
@@ -292,6 +409,9 @@ def serve(
         data_dir=str(data_dir),
         started_at=datetime.now(UTC),
         version=version("acp-lsp"),
+        scheme="https" if tls_cert else "http",
+        host=connect_host(host),
+        tls_cert=str(tls_cert.resolve()) if tls_cert else None,
     )
     backend_file = write_backend_file(data_dir, info)
     server = AcpServer(
@@ -302,8 +422,7 @@ def serve(
         ssl_keyfile=tls_key,
         access_log=log.isEnabledFor(logging.DEBUG),  # one line per request: --verbose only
     )
-    scheme = "https" if tls_cert else "http"
-    log.info("ACP backend on %s://%s:%d (token in %s)", scheme, host, info.port, backend_file)
+    log.info("ACP backend on %s (token in %s)", info.url, backend_file)
     try:
         asyncio.run(server.serve_and_close(sock))
     except KeyboardInterrupt:

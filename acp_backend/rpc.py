@@ -25,7 +25,7 @@ async def handle_body(facade: Facade, body: bytes) -> Reply:
     """Decode ``body`` and answer every request in it."""
     try:
         payload = json.loads(body)
-    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+    except ValueError as exc:  # bad UTF-8 or JSON, or an integer too long to convert
         return jsonrpc.failure(None, ParseError(f"malformed JSON: {exc}").to_error_object())
     except RecursionError:
         return jsonrpc.failure(None, ParseError("JSON nested too deeply").to_error_object())

@@ -11,12 +11,15 @@ microseconds, cheaper than a thread hop.
 
 from __future__ import annotations
 
+import errno
 import logging
+import os
 import sqlite3
+import stat
 import threading
 import time
 from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -29,6 +32,21 @@ log = logging.getLogger(__name__)
 
 DATABASE_NAME = "acp.sqlite3"
 BUSY_TIMEOUT_MS = 5000
+HISTORY_ENV = "ACP_RESULT_HISTORY"
+DEFAULT_HISTORY = 10  # results kept per validation (the latest and 9 before it)
+
+
+def limit_from_env(name: str, default: int, what: str) -> int:
+    """A positive integer setting from ``$name``, else ``default``."""
+    raw = os.environ.get(name)
+    if raw is None:
+        return default
+    if not raw.strip().isdecimal() or int(raw) < 1:
+        raise InvalidState(
+            f"${name} is {raw!r}, not a positive integer",
+            remedy=f"unset {name} or set it to {what}",
+        )
+    return int(raw)
 
 
 @dataclass(frozen=True)
@@ -104,6 +122,30 @@ MIGRATIONS: tuple[Migration, ...] = (
                 ON plan_applied_lines(resource_id, path, start_line)""",
         ),
     ),
+    Migration(
+        3,
+        "a validation.result event refers to its stored result; events count their bytes",
+        (
+            "ALTER TABLE events ADD COLUMN result_id TEXT",
+            # The event's size (its params, plus the result it refers to) and the
+            # running total up to it: retention by bytes is one indexed lookup.
+            "ALTER TABLE events ADD COLUMN bytes INTEGER NOT NULL DEFAULT 0",
+            "ALTER TABLE events ADD COLUMN upto INTEGER NOT NULL DEFAULT 0",
+            """UPDATE events SET
+                result_id = json_extract(params, '$.result.id'),
+                params = json_set(params, '$.result', json('null'))
+              WHERE method = 'validation.result'
+                AND json_extract(params, '$.result.id') IN (SELECT id FROM validation_results)""",
+            """UPDATE events SET bytes = length(CAST(params AS BLOB)) + coalesce(
+                (SELECT length(CAST(r.body AS BLOB)) FROM validation_results AS r
+                 WHERE r.id = events.result_id), 0)""",
+            """UPDATE events SET upto = running.total FROM
+                (SELECT id, sum(bytes) OVER (ORDER BY id) AS total FROM events) AS running
+              WHERE running.id = events.id""",
+            "CREATE INDEX events_by_upto ON events(upto)",
+            "CREATE INDEX events_by_result ON events(result_id) WHERE result_id IS NOT NULL",
+        ),
+    ),
 )
 
 
@@ -154,6 +196,64 @@ def _enable_wal(conn: sqlite3.Connection, timeout_ms: int) -> str:
             time.sleep(0.01)
 
 
+def private_files(database: Path) -> None:
+    """Make the database and its WAL and shared-memory files owner-only.
+
+    SQLite creates ``-wal`` and ``-shm`` with the database file's mode, and
+    the database with the umask's: create it 0600 first, whatever the data
+    dir allows, and tighten files an older version left readable.
+    """
+    with suppress(FileExistsError):
+        os.close(os.open(database, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600))
+    if os.name == "nt":
+        return  # modes are ACLs there
+    for path in (database, *(database.with_name(database.name + s) for s in ("-wal", "-shm"))):
+        try:
+            info = path.stat()
+        except FileNotFoundError:
+            continue
+        if stat.S_IMODE(info.st_mode) & 0o077 and info.st_uid == os.geteuid():
+            path.chmod(0o600)
+
+
+_DAMAGED = {sqlite3.SQLITE_CORRUPT, sqlite3.SQLITE_NOTADB}
+_NOT_WRITABLE = {sqlite3.SQLITE_READONLY, sqlite3.SQLITE_CANTOPEN, sqlite3.SQLITE_PERM}
+_DISK_FULL = {errno.ENOSPC, errno.EFBIG, errno.EDQUOT}
+
+
+def store_failure(exc: sqlite3.Error | OSError, path: Path) -> InvalidState | None:
+    """The error a client sees when the disk or the file fails us, with what
+    to do; ``None`` for anything else."""
+    code = getattr(exc, "sqlite_errorcode", None)
+    primary = None if code is None else code & 0xFF
+    if primary in _DAMAGED:
+        return InvalidState(
+            f"the database {path} is damaged ({exc})",
+            remedy="move it aside to start with an empty one, or restore a backup",
+        )
+    if primary == sqlite3.SQLITE_FULL or getattr(exc, "errno", None) in _DISK_FULL:
+        return InvalidState(
+            f"cannot write {path}: the disk is full ({exc})",
+            remedy="free some space (or raise the file size limit), then retry",
+        )
+    if primary == sqlite3.SQLITE_IOERR:  # what a write past RLIMIT_FSIZE gives, too
+        return InvalidState(
+            f"cannot read or write {path} ({exc})",
+            remedy="the disk may be full or failing: free some space, then retry",
+        )
+    if primary in _NOT_WRITABLE or isinstance(exc, PermissionError):
+        return InvalidState(
+            f"cannot write to the data dir {path.parent} ({exc})",
+            remedy="make it writable, or choose another with --data-dir or $ACP_DATA_DIR",
+        )
+    if isinstance(exc, OSError):
+        return InvalidState(
+            f"cannot use the data dir {path.parent} ({exc})",
+            remedy="check its disk and permissions, or choose another with --data-dir",
+        )
+    return None
+
+
 def _user_version(conn: sqlite3.Connection) -> int:
     row = conn.execute("PRAGMA user_version").fetchone()
     return int(row[0])
@@ -168,31 +268,50 @@ class Store:
         *,
         migrations: Sequence[Migration] = MIGRATIONS,
         busy_timeout_ms: int = BUSY_TIMEOUT_MS,
+        result_history: int | None = None,
     ) -> None:
+        """``result_history`` (else ``$ACP_RESULT_HISTORY``, else 10): results
+        kept per validation, beyond those a retained event still refers to."""
         self.data_dir = data_dir
+        self.result_history = result_history or limit_from_env(
+            HISTORY_ENV, DEFAULT_HISTORY, "how many results to keep per validation"
+        )
         if data_dir.exists() and not data_dir.is_dir():
             raise InvalidState(
                 f"the data dir {data_dir} is not a directory",
                 remedy="choose another one with --data-dir or $ACP_DATA_DIR",
             )
-        data_dir.mkdir(mode=0o700, parents=True, exist_ok=True)
         self.path = data_dir / DATABASE_NAME
         self._busy_timeout_ms = busy_timeout_ms
-        # Autocommit mode: transactions are explicit (see ``write``).
-        self._conn = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False)
-        self._conn.row_factory = sqlite3.Row
         self._lock = threading.RLock()
+        with self.failures():
+            data_dir.mkdir(mode=0o700, parents=True, exist_ok=True)
+            private_files(self.path)
+            # Autocommit mode: transactions are explicit (see ``write``).
+            self._conn = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False)
+            self._conn.row_factory = sqlite3.Row
+            try:
+                self._conn.execute(f"PRAGMA busy_timeout = {int(busy_timeout_ms)}")
+                mode = _enable_wal(self._conn, busy_timeout_ms)
+                if str(mode).lower() != "wal":
+                    log.warning("%s: WAL unavailable (journal mode %s)", self.path, mode)
+                self._conn.execute("PRAGMA synchronous = NORMAL")
+                self._conn.execute("PRAGMA foreign_keys = ON")
+                self.schema_version = migrate(self._conn, migrations)
+            except BaseException:
+                self._conn.close()
+                raise
+
+    @contextmanager
+    def failures(self) -> Iterator[None]:
+        """Turn what the disk or the file can do to us into one clear error."""
         try:
-            self._conn.execute(f"PRAGMA busy_timeout = {int(busy_timeout_ms)}")
-            mode = _enable_wal(self._conn, busy_timeout_ms)
-            if str(mode).lower() != "wal":
-                log.warning("%s: WAL unavailable (journal mode %s)", self.path, mode)
-            self._conn.execute("PRAGMA synchronous = NORMAL")
-            self._conn.execute("PRAGMA foreign_keys = ON")
-            self.schema_version = migrate(self._conn, migrations)
-        except BaseException:
-            self._conn.close()
-            raise
+            yield
+        except (sqlite3.DatabaseError, OSError) as exc:
+            failure = store_failure(exc, self.path)
+            if failure is None:
+                raise  # a bug (bad SQL, a constraint): keep it loud
+            raise failure from exc
 
     def close(self) -> None:
         with self._lock:
@@ -205,7 +324,7 @@ class Store:
         ``BEGIN IMMEDIATE`` (not a deferred upgrade) so a concurrent writer
         waits on ``busy_timeout`` instead of failing with SQLITE_BUSY.
         """
-        with self._lock:
+        with self._lock, self.failures():
             try:
                 self._conn.execute("BEGIN IMMEDIATE")
             except sqlite3.OperationalError as exc:
@@ -218,13 +337,14 @@ class Store:
                 ) from exc
             try:
                 yield self._conn
+                self._conn.execute("COMMIT")
             except BaseException:
-                self._conn.execute("ROLLBACK")
+                if self._conn.in_transaction:  # a failed COMMIT may have ended it
+                    self._conn.execute("ROLLBACK")
                 raise
-            self._conn.execute("COMMIT")
 
     def query(self, sql: str, params: Sequence[Any] = ()) -> list[sqlite3.Row]:
-        with self._lock:
+        with self._lock, self.failures():
             return self._conn.execute(sql, params).fetchall()
 
     # --- validation results ----------------------------------------------
@@ -248,10 +368,26 @@ class Store:
                         result.model_dump_json(),
                     ),
                 )
+                self.prune_results(conn, [result.id])
         except sqlite3.IntegrityError as exc:
             if "FOREIGN KEY" in str(exc):
                 raise NotFound(f"resource {result.resource_id} is not registered") from exc
             raise
+
+    def prune_results(self, conn: sqlite3.Connection, result_ids: Sequence[str]) -> None:
+        """Within a write: for the validation of each of ``result_ids``, forget
+        the results older than its history that no retained event refers to."""
+        for result_id in result_ids:
+            conn.execute(
+                """DELETE FROM validation_results WHERE id IN (
+                    SELECT old.id FROM validation_results AS old
+                    JOIN validation_results AS this ON this.id = ?
+                    WHERE old.resource_id = this.resource_id AND old.plan_id IS this.plan_id
+                      AND old.validation = this.validation
+                    ORDER BY old.id DESC LIMIT -1 OFFSET ?)
+                  AND id NOT IN (SELECT result_id FROM events WHERE result_id IS NOT NULL)""",
+                (result_id, self.result_history),
+            )
 
     def latest_results(
         self,

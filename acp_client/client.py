@@ -198,13 +198,15 @@ class AcpClient:
         return await self._call(params, "validation.list_results", ValidationListResultsResult)
 
     async def latest_results(
-        self, resource: str, plan: str | None = None
+        self, resource: str, plan: str | None = None, *, history: bool = False
     ) -> list[ValidationResult]:
-        """Every validation's latest result, all pages."""
+        """Every validation's latest result (every result with ``history``), all pages."""
         results: list[ValidationResult] = []
         cursor: str | None = None
         while True:
-            page = await self.validation_list_results(resource, plan=plan, after=cursor)
+            page = await self.validation_list_results(
+                resource, plan=plan, after=cursor, history=history
+            )
             results.extend(page.results)
             cursor = page.next_cursor
             if cursor is None:

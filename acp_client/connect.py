@@ -6,7 +6,7 @@ import logging
 from pathlib import Path
 
 from acp_client.client import AcpClient
-from acp_client.discovery import HEALTH_TIMEOUT, discover
+from acp_client.discovery import HEALTH_TIMEOUT, discover, server_appeared
 from acp_client.paths import default_data_dir
 from acp_client.transport import Transport
 from acp_client.transport.http import HttpTransport, resolve_token
@@ -48,6 +48,7 @@ async def connect(
             transport = HttpTransport(
                 running.url,
                 token=running.token,
+                ca_bundle=Path(running.tls_cert) if running.tls_cert else None,
                 connect_timeout=connect_timeout,
                 read_timeout=read_timeout,
                 stream_policy=stream_policy,
@@ -64,3 +65,16 @@ async def connect(
             stream_policy=stream_policy,
         )
     return AcpClient(transport)
+
+
+def in_process(client: AcpClient) -> bool:
+    """Whether ``client`` runs its backend in this process (local mode's fallback)."""
+    return isinstance(client.transport, InProcessTransport)
+
+
+def should_rediscover(client: AcpClient, data_dir: Path | None = None) -> bool:
+    """True when ``client`` fell back to an in-process backend and a server now
+    serves ``data_dir``: close it and ``connect`` again to share that server.
+    Cheap (a file read and a lock probe, no network): fine on every request."""
+    directory = (data_dir or default_data_dir()).expanduser()
+    return in_process(client) and server_appeared(directory)

@@ -125,6 +125,7 @@ class ResultOutcome(StrEnum):
     CANCELLED = "cancelled"
     TIMED_OUT = "timed_out"
     ERROR = "error"  # the validator could not run (missing executable, bad output)
+    UNRECORDED = "unrecorded"  # the backend could not store its result (e.g. a full disk)
 
 
 class ValidationResult(Model):

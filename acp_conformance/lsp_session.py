@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeVar
 
+from cattrs import Converter
 from lsprotocol import types
 from pygls.io_ import run_async
 from pygls.protocol import default_converter
@@ -37,6 +38,21 @@ HEADER = re.compile(rb"([A-Za-z-]+): *([^\r\n]*)\r\n")
 def spec_warnings(caught: list[warnings.WarningMessage]) -> list[str]:
     """pytest-lsp's specification warnings among ``caught``, first lines only."""
     return [str(w.message).split("\n")[0] for w in caught if w.category is LspSpecificationWarning]
+
+
+def kit_converter() -> Converter:
+    """pygls's converter, reading code actions right: lsprotocol takes anything
+    with a ``command`` field for a Command, so a CodeAction that carries a
+    command would come back as a Command whose id is the dict's repr."""
+    converter: Converter = default_converter()  # type: ignore[no-untyped-call]
+
+    def command_or_action(raw: Any, _: object) -> types.Command | types.CodeAction:
+        if isinstance(raw.get("command"), str):
+            return converter.structure(raw, types.Command)
+        return converter.structure(raw, types.CodeAction)
+
+    converter.register_structure_hook(types.Command | types.CodeAction, command_or_action)
+    return converter
 
 
 class RecordingReader:
@@ -258,7 +274,7 @@ async def start(
     root: Path,
 ) -> tuple[KitClient, list[tuple[str, Any]], types.InitializeResult]:
     """Start ``argv``, initialise it as ``profile`` would, open nothing yet."""
-    client = KitClient(converter_factory=default_converter)
+    client = KitClient(converter_factory=kit_converter)
     requests: list[tuple[str, Any]] = []
     register_lsp_features(
         client,

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import argparse
 import logging
+import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -65,8 +66,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     setup_logging(args.log_level, args.log_file)
     from lsp_server.handlers import register
     from lsp_server.server import AcpLanguageServer
+    from lsp_server.stdio import SignalledStdin
 
-    server = AcpLanguageServer(Target.from_args(args).connect)
+    server = AcpLanguageServer(Target.from_args(args))
     register(server)
     if args.tcp:
         server.start_tcp(*args.tcp)
@@ -75,7 +77,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     else:
         stdout = sys.stdout.buffer
         sys.stdout = sys.stderr  # the protocol owns the real stdout
-        server.start_io(sys.stdin.buffer, stdout)
+        stdin = SignalledStdin(sys.stdin.buffer) if os.name == "posix" else None
+        if stdin is not None:
+            stdin.install()  # SIGTERM/SIGHUP: end as if the editor closed the pipe
+        server.start_io(stdin or sys.stdin.buffer, stdout)  # type: ignore[arg-type]
+        if stdin is not None and stdin.signum is not None:
+            return 128 + stdin.signum
     return 0
 
 

@@ -7,14 +7,13 @@ a backend that restarted on another port (local mode) is found again.
 from __future__ import annotations
 
 import argparse
+import asyncio
 import logging
 import random
-from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from acp_client.transport.inprocess import DEFAULT_FACADE
 from lsp_server import __version__
 
 if TYPE_CHECKING:  # the client (pydantic, httpx) loads when the first connection is made
@@ -49,7 +48,7 @@ class Target:
     acp: str = "local"
     data_dir: Path | None = None
     token_file: Path | None = None
-    facade: str = DEFAULT_FACADE
+    facade: str | None = None  # None: the client's default (the reference backend)
 
     @classmethod
     def from_args(cls, args: argparse.Namespace) -> Target:
@@ -59,6 +58,7 @@ class Target:
 
     async def connect(self) -> AcpClient:
         from acp_client.connect import connect
+        from acp_client.transport.inprocess import DEFAULT_FACADE
         from acp_client.transport.sse import StreamPolicy
 
         # The stream gives up quickly: our own loop then reconnects from
@@ -67,9 +67,17 @@ class Target:
             self.acp,
             data_dir=self.data_dir,
             token_file=self.token_file,
-            facade=self.facade,
+            facade=self.facade or DEFAULT_FACADE,
             stream_policy=StreamPolicy(max_attempts=2, backoff_initial=0.2, backoff_max=1.0),
         )
+
+    def superseded(self, client: AcpClient) -> bool:
+        """Local mode fell back to an in-process backend, and a server now
+        serves the data dir: sharing it is better (one set of runs, cancel
+        across clients). A file read and a lock probe, no network."""
+        from acp_client.connect import should_rediscover
+
+        return self.acp == "local" and should_rediscover(client, self.data_dir)
 
 
 def add_target_options(parser: argparse.ArgumentParser) -> None:
@@ -88,13 +96,11 @@ def add_target_options(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument(
         "--facade",
-        default=DEFAULT_FACADE,
+        default=None,
         metavar="MODULE:FACTORY",
         help="the in-process backend local mode loads (default: the reference backend)",
     )
 
-
-Connector = Callable[[], Awaitable["AcpClient"]]
 
 STREAM_PROVEN_AFTER = 10.0
 """Seconds an event stream must stay up before an outage counts as over:
@@ -110,7 +116,8 @@ LOST_WITHOUT = {
     "still show)",
     "validation.cancel": "cancelling a validation run from the editor does nothing",
     "context.inspect": "hover shows nothing",
-    "plan.list": "plans are not listed as workspace symbols",
+    "plan.list": "plans are not offered as code actions nor listed as workspace symbols",
+    "plan.get": "a plan's validation results are not shown on its sandbox's files",
     "plan.preview": "workspace symbols of plans lead to their file, not their first change",
 }
 """What the user loses when the backend lacks an operation (said once, by name)."""
@@ -124,13 +131,22 @@ def degraded_message(operation: str) -> str:
 class BackendLink:
     """Holds the current client; ``None`` while the backend is unreachable."""
 
-    def __init__(self, connector: Connector) -> None:
-        self._connector = connector
+    def __init__(self, target: Target) -> None:
+        self._target = target
         self.client: AcpClient | None = None
+        self.moved = asyncio.Event()  # a server now serves what this link fell back from
+
+    def check_moved(self) -> bool:
+        """Whether to switch to a server that appeared since connecting (the
+        session's follow loop then reconnects); asked on requests, not polled."""
+        if self.client is not None and self._target.superseded(self.client):
+            self.moved.set()
+        return self.moved.is_set()
 
     async def connect(self) -> tuple[AcpClient, InitializeResult]:
         """One attempt: a client that has completed ``acp.initialize``, and its answer."""
-        client = await self._connector()
+        self.moved.clear()
+        client = await self._target.connect()
         try:
             answer = await client.initialize("acp-lsp", __version__)
         except BaseException:

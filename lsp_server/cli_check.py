@@ -18,6 +18,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import logging
 import os
 import sys
 from collections.abc import Sequence
@@ -34,6 +35,7 @@ from acp_client.models import (
     ValidationResult,
 )
 from acp_client.paths import is_within, path_to_uri, real_path
+from acp_client.signals import Terminated, run_until_terminated
 from lsp_server import __version__
 from lsp_server.backend import Target, add_target_options
 from lsp_server.check_fix import apply_fixes
@@ -116,15 +118,33 @@ def tell(message: str) -> None:
     sys.stderr.write(f"acp-lsp check: {message}\n")
 
 
+class OneLine(logging.Formatter):
+    """Log records as single lines: an in-process backend's failure (a full
+    disk, say) is worth a line to the human, its traceback is not."""
+
+    def format(self, record: logging.LogRecord) -> str:
+        text = f"acp-lsp check: {record.levelname.lower()}: {record.getMessage()}"
+        error = record.exc_info[1] if record.exc_info else None
+        return f"{text}: {error}" if error is not None else text
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     args = parser().parse_args(argv)
+    handler = logging.StreamHandler(sys.stderr)
+    handler.setFormatter(OneLine())
+    logging.basicConfig(level=logging.WARNING, handlers=[handler], force=True)
     try:
-        return asyncio.run(check(args, inspect_paths(args.paths)))
+        return run_until_terminated(check(args, inspect_paths(args.paths)))
     except Unusable as exc:
         tell(str(exc))
-        return UNUSABLE
+    except Terminated as exc:  # an in-process backend has ended its validators
+        tell(str(exc))
+        return exc.status
     except KeyboardInterrupt:
-        return UNUSABLE
+        pass
+    except Exception as exc:  # the last line of defence: one line, never a traceback
+        tell(f"unexpected {type(exc).__name__}: {exc}")
+    return UNUSABLE
 
 
 def inspect_paths(texts: Sequence[str]) -> list[Given]:
@@ -140,39 +160,63 @@ def inspect_paths(texts: Sequence[str]) -> list[Given]:
 async def check(args: argparse.Namespace, given: Sequence[Given]) -> int:
     try:
         client = await Target.from_args(args).connect()
-        await client.initialize("acp-lsp check", __version__)
-    except AcpError as exc:
+    except TransportError as exc:
         raise Unusable(f"the ACP backend could not be reached: {exc}") from None
+    except AcpError as exc:  # e.g. a damaged or unwritable store in local mode
+        raise Unusable(f"the ACP backend could not start: {exc}") from None
     started: list[str] = []
     try:
+        await client.initialize("acp-lsp check", __version__)
         scopes = await scopes_for(client, given, args.register)
         results: list[ValidationResult] = []
         async with asyncio.timeout(args.timeout):
             for scope in scopes.values():
                 if args.no_run:
-                    found = await latest(client, scope.resource.id)
+                    found = await client.latest_results(scope.resource.id)
                 else:
                     found = await run_and_wait(client, scope, started)
                 if args.fix and (
                     fixed := await apply_fixes(client, scope.resource, found, scope.covers)
                 ):
                     tell(f"applied plan {fixed.id}: {', '.join(fixed.paths)}")
-                    found = await latest(client, scope.resource.id)  # what the fixes left
+                    found = await client.latest_results(scope.resource.id)  # what the fixes left
                 results.extend(found)
     except TimeoutError:
-        for run_id in started:
-            await client.validation_cancel(run_id)
+        await cancel_quietly(client, started)
         raise Unusable(f"the validations did not finish within {args.timeout:g} s") from None
     except TransportError as exc:
         raise Unusable(f"the ACP backend could not be reached: {exc}") from None
     except AcpError as exc:
         raise Unusable(str(exc)) from None
     finally:
-        await client.aclose()
+        await close_quietly(client)
+    unrecorded = [r for r in results if r.outcome is ResultOutcome.UNRECORDED]
+    if unrecorded:  # the backend's store failed: nothing it reports can be trusted
+        first = unrecorded[0]
+        raise Unusable(
+            f"the backend could not store the result of {first.validation}: "
+            f"{first.message.removeprefix('its result could not be stored: ')}"
+        )
     lines, failed = collect(results, scopes)
     sys.stdout.write(render(lines, args.format))
     summarise(lines, failed, results)
     return FAILED if failed else OK
+
+
+async def cancel_quietly(client: AcpClient, run_ids: Sequence[str]) -> None:
+    """Best effort on the way out: the timeout is what gets reported."""
+    for run_id in run_ids:
+        try:
+            await client.validation_cancel(run_id)
+        except AcpError as exc:
+            tell(f"could not cancel run {run_id}: {exc}")
+
+
+async def close_quietly(client: AcpClient) -> None:
+    try:
+        await client.aclose()
+    except AcpError as exc:
+        tell(f"closing the ACP backend failed: {exc}")
 
 
 async def scopes_for(
@@ -202,17 +246,6 @@ async def scopes_for(
     return scopes
 
 
-async def latest(client: AcpClient, resource_id: str) -> list[ValidationResult]:
-    results: list[ValidationResult] = []
-    cursor: str | None = None
-    while True:
-        page = await client.validation_list_results(resource_id, after=cursor)
-        results.extend(page.results)
-        cursor = page.next_cursor
-        if cursor is None:
-            return results
-
-
 async def run_and_wait(
     client: AcpClient, scope: Scope, started: list[str]
 ) -> list[ValidationResult]:
@@ -229,7 +262,9 @@ async def run_and_wait(
     if wanted:
         async for event in client.events(head):
             if isinstance(event, StreamReset):  # results may have been missed: list ours
-                found = [r for r in await latest(client, resource_id) if r.run_id == run.run_id]
+                found = [
+                    r for r in await client.latest_results(resource_id) if r.run_id == run.run_id
+                ]
             elif isinstance(event, ValidationResultEvent):
                 found = [event.result]
             else:

@@ -29,7 +29,7 @@ from lsp_server.backend import (
     STREAM_PROVEN_AFTER,
     BackendLink,
     Backoff,
-    Connector,
+    Target,
     degraded_message,
 )
 from lsp_server.capabilities import ClientSupport, as_it_behaves
@@ -67,9 +67,9 @@ class AcpProtocol(LanguageServerProtocol):
 
 
 class AcpLanguageServer(LanguageServer):
-    def __init__(self, connector: Connector) -> None:
+    def __init__(self, target: Target) -> None:
         super().__init__("acp-lsp", __version__, protocol_cls=AcpProtocol)
-        self.link = BackendLink(connector)
+        self.link = BackendLink(target)
         self.settings = Settings()
         self.support = ClientSupport()
         self.roots = Roots()
@@ -82,6 +82,7 @@ class AcpLanguageServer(LanguageServer):
         self._last_event_id: int | None = None
         self._outage_said = False  # for the current outage, until the stream proves healthy
         self._up_logged = False  # "connected"/"back" logged since the last outage was said
+        self._described = ""  # the backend last logged as connected
         self._init_options: object = None
         self._settings_message: str | None = None
         self._stopping: asyncio.Task[None] | None = None
@@ -177,19 +178,29 @@ class AcpLanguageServer(LanguageServer):
         self._apply_settings(merged)
 
     def _apply_settings(self, raw: object) -> None:
+        before = self.settings
         self.settings, message = parse_settings(raw)
         if message is not None and message != self._settings_message:
             self.say(message, types.MessageType.Warning)
         self._settings_message = message
+        changed = (
+            self.settings.model_dump(by_alias=True).items()
+            - before.model_dump(by_alias=True).items()
+        )
+        if changed:  # in the editor's log: when a change took effect, and which
+            shown = ", ".join(f"{name}={value}" for name, value in sorted(changed))
+            self.log_to_client(f"ACP settings now in force: {shown}")
 
     # --- the backend -------------------------------------------------------
 
     async def _follow_backend(self) -> None:
         """Connect, resync, follow events; on an outage back off and start
-        over (a fresh discovery, a full resync, events resumed)."""
+        over (a fresh discovery, a full resync, events resumed). A local
+        in-process fallback whose data dir gets a server switches to it."""
         backoff = Backoff()
         while True:
             events: asyncio.Task[None] | None = None
+            moved: asyncio.Task[bool] | None = None
             try:
                 client, answer = await self.link.connect()
                 if self._last_event_id is None:
@@ -200,13 +211,21 @@ class AcpLanguageServer(LanguageServer):
                     # not say.
                     self._last_event_id = answer.last_event_id or 0
                 events = self.spawn(self._consume_events(client))
-                await self.sync(client)
+                moved = self.spawn(self.link.moved.wait())
                 self._connected(client)
-                done, _ = await asyncio.wait({events}, timeout=STREAM_PROVEN_AFTER)
+                await self.sync(client)
+                watched = {events, moved}
+                first = asyncio.FIRST_COMPLETED
+                done, _ = await asyncio.wait(
+                    watched, timeout=STREAM_PROVEN_AFTER, return_when=first
+                )
                 if not done:  # healthy for a while: a next outage is a new one
                     self._outage_said = False
                     backoff.reset()
-                await events
+                await asyncio.wait(watched, return_when=first)
+                if not moved.done():
+                    await events  # raises: the stream failed
+                self.log_to_client("ACP backend: a server now serves the data dir; switching")
             except asyncio.CancelledError:
                 raise
             except AcpError as exc:
@@ -215,12 +234,14 @@ class AcpLanguageServer(LanguageServer):
                 log.exception("unexpected failure following the ACP backend")
                 self._outage(exc)
             finally:
-                if events is not None and not events.done():
-                    events.cancel()
+                for task in (events, moved):
+                    if task is not None and not task.done():
+                        task.cancel()
             for feature in self.features:
                 feature.backend_lost()
             await self.link.drop()
-            await asyncio.sleep(backoff.next())
+            if not self.link.moved.is_set():
+                await asyncio.sleep(backoff.next())
 
     async def _consume_events(self, client: AcpClient) -> None:
         async for event in client.events(self._last_event_id):
@@ -343,8 +364,10 @@ class AcpLanguageServer(LanguageServer):
             )
 
     def _connected(self, client: AcpClient) -> None:
-        if not self._up_logged:
+        """Log the connection once per outage, and whenever it moved elsewhere."""
+        if not self._up_logged or client.description != self._described:
             self._up_logged = True
+            self._described = client.description
             again = "back" if self._outage_said else "connected"
             self.log_to_client(f"ACP backend {again}: {client.description}")
 
@@ -390,6 +413,7 @@ class AcpLanguageServer(LanguageServer):
             feature.document_edited(uri, placement)
 
     async def document_saved(self, uri: str) -> None:
+        self.link.check_moved()  # a save is when sharing a server matters most
         placement = await self.placement(uri)
         await asyncio.gather(*(feature.document_saved(uri, placement) for feature in self.features))
 

@@ -12,13 +12,12 @@ constrained, with a change set) show on the lines their edits would touch.
 from __future__ import annotations
 
 import difflib
-import json
 import re
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 
-from acp_backend.plans.records import PlanRecords
+from acp_backend.plans.records import PlanRecords, applied_lines
 from acp_backend.store import Store
 from acp_client.models import ContextPlan, FileChange, Location, Plan, PlanState
 
@@ -29,7 +28,7 @@ _LINE_BREAK = re.compile(r"\r\n|\r|\n")
 @dataclass(frozen=True)
 class Recorded:
     """Lines ``start``..``end`` (exclusive; equal: lines removed before
-    ``start``) of ``path`` as ``plan`` left it, with that content."""
+    ``start``) of a file as ``plan`` left it, with that content."""
 
     plan: Plan
     start: int
@@ -40,24 +39,22 @@ class Recorded:
 
 def recorded(store: Store, resource_id: str, path: str) -> list[Recorded]:
     """Every applied plan's recorded lines of ``path``, newest first."""
-    rows = store.query(
-        "SELECT l.start_line, l.end_line, l.applied_at, p.body, p.changes"
-        " FROM plan_applied_lines AS l JOIN plans AS p ON p.id = l.plan_id"
-        " WHERE l.resource_id = ? AND l.path = ?"
-        " ORDER BY l.applied_at DESC, l.plan_id DESC, l.start_line",
-        (resource_id, path),
-    )
+    records = PlanRecords(store)
+    texts: dict[str, str | None] = {}
     found: list[Recorded] = []
-    for row in rows:
-        changes = [FileChange.model_validate(item) for item in json.loads(row["changes"])]
-        text = next((c.new_text for c in changes if c.path == path), None)
+    for applied in applied_lines(store, resource_id, path):
+        plan_id = applied.plan.id
+        if plan_id not in texts:
+            texts[plan_id] = next(
+                (c.new_text for c in records.changes(plan_id) if c.path == path), None
+            )
         found.append(
             Recorded(
-                plan=Plan.model_validate_json(row["body"]),
-                start=row["start_line"],
-                end=row["end_line"],
-                applied_at=datetime.fromisoformat(row["applied_at"]),
-                applied_text=text,
+                applied.plan,
+                applied.start_line,
+                applied.end_line,
+                applied.applied_at,
+                texts[plan_id],
             )
         )
     return found

@@ -21,11 +21,11 @@ from acp_backend.plans.changes import (
     hashes_of,
     moved_paths,
     plan_hash,
+    produced_by_edits,
     produced_lines,
     written_paths,
 )
 from acp_backend.plans.lifecycle import Plans, Superseded
-from acp_backend.plans.text import LineRange
 from acp_client.errors import Conflict, InvalidState, NotFound, PlanError
 from acp_client.events import PlanApplied, PlanChanged
 from acp_client.models import FileChange, Plan, PlanPhase, PlanState, Resource
@@ -70,7 +70,8 @@ def _apply_locked(
             raise InvalidState(f"plan {plan.id} is {plan.state}: it cannot be applied")
         contents = current_contents(resource.root, changes)
         _check(changes, hashes_of(contents), params)
-        lines: dict[str, list[LineRange]] = {}
+        # The editor's apply is recorded with the lines its edits produced.
+        lines = {change.path: produced_by_edits(change) for change in changes}
         staged = None
         if not params.applied_by_client:
             for change in changes:

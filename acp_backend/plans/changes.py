@@ -213,6 +213,24 @@ def produced_lines(change: FileChange, base: str | None) -> list[LineRange]:
     return compute_edits(change.path, base, change.new_text)[1]
 
 
+def produced_by_edits(change: FileChange) -> list[LineRange]:
+    """The lines of the new content ``change``'s own edits produce (they are
+    on the base, in order): for an apply the editor made, when the base may
+    already be gone from the disk."""
+    if change.new_text is None:
+        return []
+    produced: list[LineRange] = []
+    shift = 0
+    for edit in change.edits:
+        at = edit.location
+        end_line = at.line if at.end_line is None else at.end_line
+        replaced = end_line - at.line + (1 if at.end_character else 0)
+        added = len(lsp_lines(edit.new_text))
+        produced.append(LineRange(at.line + shift, at.line + shift + added))
+        shift += added - replaced
+    return produced
+
+
 def written_paths(changes: Sequence[FileChange]) -> tuple[str, ...]:
     """Every path a change set writes, creates or removes, sorted."""
     return tuple(sorted({p for c in changes for p in target_paths(c)}))

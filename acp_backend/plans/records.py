@@ -145,20 +145,17 @@ class AppliedLines:
     applied_at: datetime
 
 
-def plans_touching(store: Store, resource_id: str, path: str, line: int) -> list[AppliedLines]:
-    """Applied plans whose change set produced (or removed lines at) ``line`` of
-    ``path`` (relative to the resource root), newest first.
-
-    Line numbers are those of the file right after each apply; later edits
-    shift them, so this is provenance as recorded, not a blame.
-    """
+def applied_lines(store: Store, resource_id: str, path: str) -> list[AppliedLines]:
+    """Every applied plan's recorded lines of ``path`` (relative to the
+    resource root), newest first. Line numbers are those of the file right
+    after each apply; ``acp_backend.inspect.provenance`` follows them through
+    later edits."""
     rows = store.query(
         "SELECT l.path, l.start_line, l.end_line, l.applied_at, p.body"
         " FROM plan_applied_lines AS l JOIN plans AS p ON p.id = l.plan_id"
-        " WHERE l.resource_id = ? AND l.path = ? AND l.start_line <= ?"
-        " AND ? < max(l.end_line, l.start_line + 1)"
-        " ORDER BY l.applied_at DESC, l.plan_id DESC",
-        (resource_id, path, line, line),
+        " WHERE l.resource_id = ? AND l.path = ?"
+        " ORDER BY l.applied_at DESC, l.plan_id DESC, l.start_line",
+        (resource_id, path),
     )
     return [
         AppliedLines(
@@ -169,6 +166,16 @@ def plans_touching(store: Store, resource_id: str, path: str, line: int) -> list
             applied_at=datetime.fromisoformat(row["applied_at"]),
         )
         for row in rows
+    ]
+
+
+def plans_touching(store: Store, resource_id: str, path: str, line: int) -> list[AppliedLines]:
+    """Applied plans whose change set produced (or removed lines at) ``line`` of
+    ``path``, newest first: provenance as recorded, not followed through edits."""
+    return [
+        applied
+        for applied in applied_lines(store, resource_id, path)
+        if applied.start_line <= line < max(applied.end_line, applied.start_line + 1)
     ]
 
 

@@ -131,7 +131,8 @@ async def _run(client: AcpClient, args: argparse.Namespace) -> str | Output:
         )
     else:
         text = "\n".join([*map(format_result, results), _summary_line(started.run_id, summary)])
-    failed = args.wait and any(_required_failure(result) for result in results)
+    # The summary is the backend's count of outcomes, whatever reached us.
+    failed = summary.required_failed > 0 or any(map(_required_failure, results))
     return Output(text, FAILED_STATUS if failed else 0)
 
 
@@ -170,14 +171,8 @@ async def _all_results(
     client: AcpClient, resource: str, *, history: bool
 ) -> ValidationListResultsResult:
     """Every page of ``validation.list_results``, as one result."""
-    results: list[ValidationResult] = []
-    cursor: str | None = None
-    while True:
-        page = await client.validation_list_results(resource, after=cursor, history=history)
-        results.extend(page.results)
-        cursor = page.next_cursor
-        if cursor is None:
-            return ValidationListResultsResult(results=tuple(results))
+    results = await client.latest_results(resource, history=history)
+    return ValidationListResultsResult(results=tuple(results))
 
 
 def format_result(result: ValidationResult) -> str:

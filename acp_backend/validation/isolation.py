@@ -78,11 +78,15 @@ class _ForkServer:
                 return Connection(ours.detach())
         raise AssertionError("unreachable")
 
-    def start(self) -> None:
-        """Start the server unless it runs; returns once it is spawned (it
-        loads its imports in its own process meanwhile)."""
-        with self._lock:
-            self._server()
+    def warm_up(self) -> None:
+        """Start the server now, off the caller's thread: the first results
+        of a session should not wait for an interpreter to start."""
+
+        def start() -> None:
+            with self._lock, contextlib.suppress(OSError):
+                self._server()
+
+        threading.Thread(target=start, name="parse server start", daemon=True).start()
 
     def _server(self) -> socket.socket:
         if self._socket is not None and self._process is not None:
@@ -116,11 +120,7 @@ class _ForkServer:
 
 
 _SERVER = _ForkServer()
-
-
-def start_server() -> None:
-    """Have the fork server loading before the first parse needs it."""
-    _SERVER.start()
+warm_up = _SERVER.warm_up
 
 
 async def judge_isolated(

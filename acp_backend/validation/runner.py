@@ -1,26 +1,38 @@
 """Running one validator's command: its own process group, a timeout, a cap on output.
 
 The command runs in a new session so that killing its process group also
-kills whatever it spawned. When the command ends, anything it left running
-in its group is killed too: a straggler holding the output pipes open would
-otherwise hang the run.
+kills whatever it spawned. Every way a run ends (exit, timeout, output cap,
+cancellation, even while the command is still starting) kills the whole
+group: a straggler holding the output pipes open would otherwise hang the
+run, and one outliving it would hold on to a concurrency slot's work. A
+process that leaves the group (``setsid``) is beyond reach: see ADR 0007.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import logging
 import os
 import signal
 import subprocess
 import sys
+import threading
 from asyncio import FIRST_COMPLETED
+from collections.abc import Coroutine
 from dataclasses import dataclass
 from enum import StrEnum
+from functools import partial
 from pathlib import Path
 from typing import Any
 
+from acp_client.transport.http import TOKEN_ENV
+
+log = logging.getLogger(__name__)
+
 OUTPUT_CAP = 64 * 1024 * 1024
+# What a validator must never see (it could print it into a stored result).
+SECRET_ENV = frozenset({TOKEN_ENV})
 _CHUNK = 64 * 1024
 _DRAIN_GRACE = 2.0  # seconds to finish reading once the process group is dead
 
@@ -42,11 +54,11 @@ class ProcessOutcome:
 
 
 def validator_environment() -> dict[str, str]:
-    """The backend's environment, with its own interpreter's directory at the end
-    of PATH: tools installed beside the backend (``pip install acp-lsp[examples]``)
-    are found without activating its virtual environment, and the user's own
-    PATH still comes first."""
-    env = dict(os.environ)
+    """The backend's environment without its secrets, with its own interpreter's
+    directory at the end of PATH: tools installed beside the backend (``pip
+    install acp-lsp[examples]``) are found without activating its virtual
+    environment, and the user's own PATH still comes first."""
+    env = {name: value for name, value in os.environ.items() if name not in SECRET_ENV}
     tools = str(Path(sys.executable).parent)
     paths = env.get("PATH", "").split(os.pathsep) if env.get("PATH") else []
     if tools not in paths:
@@ -68,19 +80,54 @@ async def run_command(
     Cancelling the calling task kills the command's whole process group
     before the cancellation propagates.
     """
+    started = _start(command, cwd, env if env is not None else validator_environment())
+    if isinstance(started, ProcessOutcome):
+        return started
+    # Nothing was awaited since the fork: from here on, every way out kills the group.
+    process = started
+    LIFELINE.watch(process.pid)
     loop = asyncio.get_running_loop()
     capture = _Capture(loop, output_cap)
-    options: dict[str, Any] = {
-        "cwd": cwd,
-        "stdin": subprocess.DEVNULL,
-        "start_new_session": True,
-        "env": env if env is not None else validator_environment(),
-    }
+    exited = _exit_of(loop, process)
     try:
-        if isinstance(command, str):
-            transport, _ = await loop.subprocess_shell(lambda: capture, command, **options)
-        else:
-            transport, _ = await loop.subprocess_exec(lambda: capture, *command, **options)
+        await capture.connect(loop, process)
+        done, _ = await asyncio.wait(
+            [exited, capture.cap_hit], timeout=time_limit, return_when=FIRST_COMPLETED
+        )
+    finally:
+        _kill_group(process)  # before any await: even a loop shutting down cannot skip it
+        try:
+            await _to_the_end(_reap(process, capture, exited))
+        finally:
+            LIFELINE.forget(process.pid)  # dead: its id may be reused
+    if not done:
+        ending = Ending.TIMED_OUT
+    elif capture.cap_hit.done():
+        ending = Ending.OUTPUT_TOO_LARGE
+    else:
+        ending = Ending.EXITED
+    return ProcessOutcome(
+        ending, status=process.returncode, stdout=capture.text(1), stderr=capture.text(2)
+    )
+
+
+def _start(
+    command: tuple[str, ...] | str, cwd: Path, env: dict[str, str]
+) -> subprocess.Popen[bytes] | ProcessOutcome:
+    """The started command (leading a new session and process group), or why
+    it did not start. Synchronous, as asyncio's own spawn is: its pid is
+    known before anything could cancel the caller."""
+    try:
+        return subprocess.Popen(
+            command,
+            shell=isinstance(command, str),
+            cwd=cwd,
+            env=env,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            start_new_session=True,
+        )
     except FileNotFoundError as exc:
         if exc.filename is not None and Path(str(exc.filename)) == cwd:
             return ProcessOutcome(Ending.NOT_STARTED, error=f"working directory {cwd} is missing")
@@ -91,56 +138,124 @@ async def run_command(
         return ProcessOutcome(
             Ending.NOT_STARTED, error=f"cannot start {_program(command)}: {exc.strerror}"
         )
+
+
+# The watcher: reads "+pgid" / "-pgid" lines; at end of input (its backend is
+# gone, even by SIGKILL), kills the groups still listed.
+_WATCHER = """
+import os, signal, sys
+groups = set()
+for line in sys.stdin:
+    (groups.add if line[0] == "+" else groups.discard)(int(line[1:]))
+for group in groups:
     try:
-        done, _ = await asyncio.wait(
-            [capture.exited, capture.cap_hit], timeout=time_limit, return_when=FIRST_COMPLETED
-        )
-    finally:
-        # Normal end, timeout, cap or cancellation: nothing of the group survives.
-        _kill_group(transport)
-        await _reap(transport, capture)
-    if not done:
-        ending = Ending.TIMED_OUT
-    elif capture.cap_hit.done():
-        ending = Ending.OUTPUT_TOO_LARGE
-    else:
-        ending = Ending.EXITED
-    return ProcessOutcome(
-        ending, status=transport.get_returncode(), stdout=capture.text(1), stderr=capture.text(2)
-    )
+        os.killpg(group, signal.SIGKILL)
+    except OSError:
+        pass
+"""
+
+
+class Lifeline:
+    """Validators outlive a backend that dies without cleaning up (``kill -9``,
+    a crash): they lead sessions of their own. One small watcher process per
+    backend holds the other end of a pipe; when the backend dies, the pipe
+    closes and the watcher kills the groups of the validators still running."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._watcher: subprocess.Popen[bytes] | None = None
+
+    def watch(self, pgid: int) -> None:
+        self._send(f"+{pgid}\n")
+
+    def forget(self, pgid: int) -> None:
+        self._send(f"-{pgid}\n")
+
+    def _send(self, line: str) -> None:
+        if not hasattr(os, "killpg"):
+            return
+        with self._lock:
+            try:
+                if self._watcher is None or self._watcher.poll() is not None:
+                    self._watcher = subprocess.Popen(
+                        [sys.executable, "-c", _WATCHER],
+                        stdin=subprocess.PIPE,
+                        stdout=subprocess.DEVNULL,
+                        stderr=subprocess.DEVNULL,
+                        start_new_session=True,  # a terminal's signals must not end it first
+                        env={},
+                    )
+                assert self._watcher.stdin is not None
+                self._watcher.stdin.write(line.encode())
+                self._watcher.stdin.flush()
+            except OSError:  # no watcher: the backend's own cleanup still applies
+                log.warning("the validators' watcher is not running", exc_info=True)
+
+
+LIFELINE = Lifeline()
 
 
 def _program(command: tuple[str, ...] | str) -> str:
     return command if isinstance(command, str) else command[0]
 
 
-class _Capture(asyncio.SubprocessProtocol):
-    """Collects both streams up to a shared cap, and tells when the process
-    exited (``exited``) and when its pipes closed too (``closed``)."""
+class _Capture:
+    """Collects both streams up to a shared cap, and tells when both pipes
+    closed (``closed``) and when the cap was exceeded (``cap_hit``)."""
 
     def __init__(self, loop: asyncio.AbstractEventLoop, cap: int) -> None:
         self._chunks: dict[int, list[bytes]] = {1: [], 2: []}
         self._remaining = cap
-        self.exited: asyncio.Future[None] = loop.create_future()
+        self._open = 2
+        self._transports: list[asyncio.BaseTransport] = []
         self.closed: asyncio.Future[None] = loop.create_future()
         self.cap_hit: asyncio.Future[None] = loop.create_future()
 
-    def pipe_data_received(self, fd: int, data: bytes) -> None:
+    async def connect(
+        self, loop: asyncio.AbstractEventLoop, process: subprocess.Popen[bytes]
+    ) -> None:
+        for fd, pipe in ((1, process.stdout), (2, process.stderr)):
+            transport, _ = await loop.connect_read_pipe(partial(_Stream, self, fd), pipe)
+            self._transports.append(transport)
+
+    @property
+    def connected(self) -> bool:
+        return len(self._transports) == 2
+
+    def received(self, fd: int, data: bytes) -> None:
         self._remaining -= len(data)
         if self._remaining < 0:
             _resolve(self.cap_hit)
         else:
             self._chunks[fd].append(data)
 
-    def process_exited(self) -> None:
-        _resolve(self.exited)
+    def lost(self) -> None:
+        self._open -= 1
+        if self._open == 0:  # both were connected: a stream is lost only after that
+            _resolve(self.closed)
 
-    def connection_lost(self, exc: Exception | None) -> None:
-        _resolve(self.closed)
+    def close(self, process: subprocess.Popen[bytes]) -> None:
+        for transport in self._transports:
+            transport.close()
+        for pipe in (process.stdout, process.stderr):
+            if pipe is not None:
+                pipe.close()
 
     def text(self, fd: int) -> str:
         """Invalid UTF-8 is replaced, never fatal."""
         return b"".join(self._chunks[fd]).decode("utf-8", "replace")
+
+
+class _Stream(asyncio.Protocol):
+    def __init__(self, capture: _Capture, fd: int) -> None:
+        self._capture = capture
+        self._fd = fd
+
+    def data_received(self, data: bytes) -> None:
+        self._capture.received(self._fd, data)
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self._capture.lost()
 
 
 def _resolve(future: asyncio.Future[None]) -> None:
@@ -148,28 +263,55 @@ def _resolve(future: asyncio.Future[None]) -> None:
         future.set_result(None)
 
 
-def _kill_group(transport: asyncio.SubprocessTransport) -> None:
+def _kill_group(process: subprocess.Popen[bytes]) -> None:
     with contextlib.suppress(ProcessLookupError, PermissionError):
         if hasattr(os, "killpg"):
-            os.killpg(transport.get_pid(), signal.SIGKILL)  # the group leader's pid is its id
+            os.killpg(process.pid, signal.SIGKILL)  # the group leader's pid is its id
         else:  # Windows has no process groups to signal: the command itself, at least
-            transport.kill()
+            process.kill()
 
 
-async def _reap(transport: asyncio.SubprocessTransport, capture: _Capture) -> None:
-    """Wait for the killed process and its pipes, even while being cancelled
-    (the cancellation is re-raised once reaping is done)."""
-    reaping = asyncio.ensure_future(_settle(transport, capture))
-    try:
-        await asyncio.shield(reaping)
-    except asyncio.CancelledError:
-        await reaping
-        raise
+def _exit_of(
+    loop: asyncio.AbstractEventLoop, process: subprocess.Popen[bytes]
+) -> asyncio.Future[None]:
+    """Resolved when ``process`` has exited (and is reaped). A thread of its own
+    waits for it: a shared pool could run out of threads with many validators."""
+    exited: asyncio.Future[None] = loop.create_future()
+
+    def wait() -> None:
+        process.wait()
+        with contextlib.suppress(RuntimeError):  # the loop is closed: nobody is waiting
+            loop.call_soon_threadsafe(_resolve, exited)
+
+    threading.Thread(target=wait, name=f"validator {process.pid}", daemon=True).start()
+    return exited
 
 
-async def _settle(transport: asyncio.SubprocessTransport, capture: _Capture) -> None:
+async def _reap(
+    process: subprocess.Popen[bytes], capture: _Capture, exited: asyncio.Future[None]
+) -> None:
+    """Wait for the killed process and its pipes."""
     # The group is dead, so its pipes close; a process that left the group
     # (setsid) could still hold them, so do not wait for it forever.
-    await asyncio.wait([capture.closed], timeout=_DRAIN_GRACE)
-    transport.close()
-    await asyncio.shield(capture.exited)
+    if capture.connected:  # else interrupted while connecting: nothing more to read
+        await asyncio.wait([capture.closed], timeout=_DRAIN_GRACE)
+    capture.close(process)
+    await asyncio.shield(exited)
+
+
+async def _to_the_end(cleanup: Coroutine[Any, Any, None]) -> None:
+    """Run ``cleanup`` to its end even if the caller is cancelled meanwhile
+    (then the cancellation is re-raised once it is done)."""
+    task = asyncio.ensure_future(cleanup)
+    cancelled = False
+    while True:
+        try:
+            await asyncio.shield(task)
+        except asyncio.CancelledError:
+            if task.done():
+                raise
+            cancelled = True
+            continue
+        if cancelled:
+            raise asyncio.CancelledError
+        return

@@ -4,9 +4,10 @@ A run is one supervisor task over one job task per validation, all owned by
 the backend's ``TaskSet``. Jobs share a semaphore, so at most ``concurrency``
 validators run at once across all runs. Each job's result is published the
 moment it finishes (completion order); a cancelled job becomes a result with
-outcome ``cancelled``. Starting a validation for a resource (or plan) where
-the same validation is still running cancels the older job: saves in quick
-succession never pile up processes.
+outcome ``cancelled``, one the store refuses a result with outcome ``error``.
+Starting a validation for a resource (or plan) where the same validation is
+still running cancels the older job: saves in quick succession never pile up
+processes.
 """
 
 from __future__ import annotations
@@ -159,17 +160,30 @@ class ValidationRuns:
         self._complete(run, summary)
 
     def _record(self, run: _Run, name: str) -> ValidationResult:
+        """Store and announce a job's result. One that cannot be stored (a
+        full disk, text SQLite refuses) becomes an ``unrecorded`` result
+        saying so, which is what the summary counts: never a silent loss."""
         job = run.jobs[name]
         key = (run.target.resource_id, run.target.plan_id, name)
         if self._running.get(key, (None, None))[1] is job:
             del self._running[key]
         result = self._result_of(run, name, job)
         try:
-            self._save(result)
-            self._events.publish(ValidationResultEvent, result=result)
-        except Exception:  # a store failure must not stop the other results
+            self._store(result)
+        except Exception as exc:
             log.exception("could not record the result of %s in run %s", name, run.target.run_id)
+            message = f"its result could not be stored: {exc or type(exc).__name__}"
+            verdict = Verdict(False, message, ResultOutcome.UNRECORDED)
+            result = make_result(run.configs[name], run.target, result.started_at, verdict)
+            try:
+                self._store(result)
+            except Exception:  # the summary still counts it; the store is failing
+                log.exception("could not record that either")
         return result
+
+    def _store(self, result: ValidationResult) -> None:
+        self._save(result)
+        self._events.publish(ValidationResultEvent, result=result)
 
     def _result_of(
         self, run: _Run, name: str, job: asyncio.Task[ValidationResult]

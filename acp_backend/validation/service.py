@@ -6,7 +6,7 @@ import os
 from pathlib import Path
 
 from acp_backend.context import BackendContext
-from acp_backend.handlers import handles, on_start
+from acp_backend.handlers import handles
 from acp_backend.plans.records import sandbox_root_of
 from acp_backend.validation import isolation
 from acp_backend.validation.config import CONFIG_FILE, ConfigCache, ConfigError, ValidationConfig
@@ -42,6 +42,7 @@ class ValidationService:
     def __init__(self, ctx: BackendContext) -> None:
         self.configs = ConfigCache()
         self._store = ctx.store
+        isolation.warm_up()  # the process that will read validators' output
         # Each validation's latest completed result per resource: what a run
         # on some files is merged into (reading it back from the store would
         # cost more than the run itself on a large repository).
@@ -100,14 +101,6 @@ def config_finding(error: ConfigError | None) -> Finding | None:
         message=str(error),
         severity=SeverityHint.ERROR,
     )
-
-
-@on_start
-def start_parse_server(_: BackendContext) -> None:
-    """Start the process that reads tools' output now: its interpreter then
-    loads while the backend answers its first calls, instead of after the
-    first tool has run (half of ``acp-lsp check`` on the demo; ADR 0015)."""
-    isolation.start_server()
 
 
 @handles("validation.list")

@@ -295,6 +295,14 @@ class Session:
             )
         )
 
+    def save(self, path: Path, text: str, version: int) -> None:
+        """What an editor does: the buffer changes, the file is written, didSave."""
+        self.change(path, text, version)
+        path.write_text(text, encoding="utf-8")
+        self.client.text_document_did_save(
+            types.DidSaveTextDocumentParams(types.TextDocumentIdentifier(uri(path)))
+        )
+
     def messages(self, kind: types.MessageType | None = None) -> list[str]:
         return [m.message for m in self.client.messages if kind is None or m.type == kind]
 

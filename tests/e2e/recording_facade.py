@@ -117,6 +117,22 @@ class LimitedFacade(RecordingFacade):
         return answer
 
 
+class PlanlessFacade(LimitedFacade):
+    """A deployment without plans (no ``plan.*``), as upstream ACP servers may be."""
+
+    lacking = frozenset(
+        {
+            "plan.list",
+            "plan.get",
+            "plan.create",
+            "plan.execute",
+            "plan.preview",
+            "plan.apply",
+            "plan.cancel",
+        }
+    )
+
+
 class StreamlessFacade(RecordingFacade):
     """Requests work; the event stream fails at once, every time."""
 
@@ -128,6 +144,11 @@ class StreamlessFacade(RecordingFacade):
 def create_limited_facade(data_dir: Path | None = None) -> LimitedFacade:
     assert data_dir is not None
     return LimitedFacade(create_reference(data_dir), data_dir / CALLS_FILE)
+
+
+def create_planless_facade(data_dir: Path | None = None) -> PlanlessFacade:
+    assert data_dir is not None
+    return PlanlessFacade(create_reference(data_dir), data_dir / CALLS_FILE)
 
 
 def create_streamless_facade(data_dir: Path | None = None) -> StreamlessFacade:

@@ -26,6 +26,7 @@ from tests.e2e.lsp_harness import (
     Backend,
     Session,
     Starter,
+    connected,
     finding,
     project,
     result,
@@ -166,3 +167,29 @@ async def test_a_bad_command_is_an_error_not_a_crash(
             types.ExecuteCommandParams(command="acp.applyPlan", arguments=[{"nope": 1}])
         )
     assert apply_edits("ab", [], "utf-16") == "ab"
+
+
+async def test_a_backend_without_plans_still_offers_the_tools_fixes(
+    tmp_path: Path, backend: Backend, lsp: Starter
+) -> None:
+    """Plans are a degraded feature there, said once, never an outage; what
+    needs them (Propose fix) is not offered."""
+    toml = '[[validations]]\nname = "ruff"\nmode = "required"\ncommand = ["python", "-c", ""]\n'
+    toml += 'fix = ["python", "-c", ""]\n'
+    root = project(tmp_path / "app", {"a.py": SOURCE, "acp.toml": toml})
+    resource = await backend.register(root)
+    planless = ["--facade", "tests.e2e.recording_facade:create_planless_facade"]
+    session = await lsp("visual-studio-code", [root], args=planless)
+    buffers = Buffers(session)
+    buffers.open(root / "a.py")
+    await session.wait_in_play(root)
+    backend.publish(unused_import(resource))
+    await session.wait_diagnostics(root / "a.py", lambda d: len(d) == 1)
+    titles = [a.title for a in await actions_at(session, root / "a.py", 0, 8)]
+    assert "Fix with ruff: Remove unused import: `os`" in titles
+    assert not [t for t in titles if "plan" in t]  # neither plans nor Propose fix
+    assert not [m for m in session.messages() if "unavailable" in m]
+    await wait_for(lambda: any("plan.list" in m for m in session.messages()))
+    (said,) = [m for m in session.messages() if "plan.list" in m]
+    assert "not offered as code actions" in said
+    assert connected(session.client, times=1) and not connected(session.client, times=2)

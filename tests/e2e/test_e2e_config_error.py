@@ -11,7 +11,7 @@ import pytest
 from lsprotocol import types
 from lsprotocol.types import DiagnosticSeverity as Sev
 
-from tests.e2e.lsp_harness import PULL, Backend, Session, Starter, connected, project, uri, wait_for
+from tests.e2e.lsp_harness import PULL, Backend, Starter, connected, project, wait_for
 
 FAILING = "print('2 tests failed'); raise SystemExit(1)"
 VALID = "\n".join(
@@ -30,15 +30,6 @@ COMPLAINT = "acp.toml:7: validations[2].mode: Input should be 'required' or 'inf
 
 def config_errors(shown: list[types.Diagnostic]) -> list[types.Diagnostic]:
     return [d for d in shown if d.source == "acp.toml"]
-
-
-def save(session: Session, path: Path, text: str, version: int) -> None:
-    """What an editor does: the buffer changes, the file is written, didSave."""
-    session.change(path, text, version)
-    path.write_text(text, encoding="utf-8")
-    session.client.text_document_did_save(
-        types.DidSaveTextDocumentParams(types.TextDocumentIdentifier(uri(path)))
-    )
 
 
 @pytest.mark.parametrize(
@@ -66,9 +57,9 @@ async def test_saving_the_fix_clears_it_and_breaking_it_again_shows_it(
     toml = root / "acp.toml"
     await session.wait_diagnostics(toml, lambda d: len(config_errors(d)) == 1)
     session.open(toml, language="toml")
-    save(session, toml, VALID, 2)
+    session.save(toml, VALID, 2)
     await session.wait_diagnostics(toml, lambda d: d == [])
-    save(session, toml, BROKEN.replace("mode = 3", "mode = 4"), 3)
+    session.save(toml, BROKEN.replace("mode = 3", "mode = 4"), 3)
     (shown,) = await session.wait_diagnostics(toml, lambda d: len(d) == 1)
     assert shown.source == "acp.toml" and shown.range.start.line == BROKEN_LINE
     assert shown.message.endswith(COMPLAINT)
@@ -83,7 +74,7 @@ async def test_the_declarations_before_the_break_still_run(
     await wait_for(lambda: connected(session.client))  # its backend has read the valid file
     toml = root / "acp.toml"
     session.open(toml, language="toml")
-    save(session, toml, BROKEN, 2)
+    session.save(toml, BROKEN, 2)
     shown = await session.wait_diagnostics(toml, lambda d: len(d) == 2)
     by_source = {d.source: d for d in shown}
     assert by_source["acp.toml"].range.start.line == BROKEN_LINE

@@ -131,7 +131,7 @@ def test_check_fix_applies_the_tools_fixes_through_a_plan(demo: Path, tmp_path: 
     command = [sys.executable, "-m", "lsp_server", "check", *data, "--register", "--fix", "."]
     fixed = subprocess.run(command, capture_output=True, text=True, cwd=demo, check=False)
     assert fixed.returncode == 1, fixed.stderr  # ruff's undefined names have no fix
-    assert "applied 2 fix(es) as plan" in fixed.stderr, fixed.stderr
+    assert "applied plan" in fixed.stderr and "inventory.py" in fixed.stderr, fixed.stderr
     inventory = (demo / "inventory.py").read_text()
     assert "import os\n" not in inventory and "stock=None" in inventory.replace(" ", "")
     lines = fixed.stdout.splitlines()

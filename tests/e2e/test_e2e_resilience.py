@@ -80,7 +80,8 @@ async def test_local_mode_falls_back_in_process_when_the_served_backend_dies(
     session.open(root / "a.py")
     server_process.kill()
     await wait_for(lambda: connected(session.client, times=2), seconds=20)
-    assert "in-process" in session.client.log_messages[-1].message
+    backends = [m.message for m in session.client.log_messages if "ACP backend" in m.message]
+    assert "in-process" in backends[-1]
     backend.publish(result(resource, "ruff", REQ, False, [finding("a.py", 0, 0, "after")]))
     await session.wait_diagnostics(root / "a.py", lambda d: len(d) == 1)
 
@@ -158,3 +159,23 @@ async def test_progress_of_a_run_whose_backend_died_ends_as_interrupted(
     )
     end = client.progress_reports[token][-1]
     assert isinstance(end, types.WorkDoneProgressEnd) and "interrupted" in (end.message or "")
+
+
+async def test_a_server_started_later_on_the_data_dir_is_shared_after_a_save(
+    tmp_path: Path, backend: Backend, lsp: Starter, server_process: ServerProcess
+) -> None:
+    """Issue 8, item 15: local mode fell back to in-process; once `acp-backend
+    serve` runs on the same data dir, the next save switches to it (no outage)."""
+    root = project(tmp_path / "app", {"a.py": "a\n"})
+    await backend.register(root)
+    session = await lsp("neovim@v0.11", [root])
+    client = session.client
+    await wait_for(lambda: connected(client))
+    assert any("in-process" in m.message for m in client.log_messages)
+    server_process.start()
+    session.open(root / "a.py")
+    session.save(root / "a.py", "a\n", 2)
+    await wait_for(
+        lambda: any(f"ACP server at {server_process.url}" in m.message for m in client.log_messages)
+    )
+    assert session.messages(types.MessageType.Warning) == []  # a switch is not an outage

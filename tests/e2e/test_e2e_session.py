@@ -61,6 +61,7 @@ async def test_configuration_errors_and_changes(
 
     client.set_configuration({"acp": {"clearOnEdit": True}})
     client.workspace_did_change_configuration(types.DidChangeConfigurationParams(settings=None))
+    await wait_for(lambda: any("clearOnEdit=True" in m.message for m in client.log_messages))
     session.open(root / "a.py")
     backend.publish(result(resource, "ruff", REQ, False, [finding("a.py", 0, 0, "bad")]))
     await session.wait_diagnostics(root / "a.py", lambda d: len(d) == 1)

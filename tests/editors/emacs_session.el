@@ -41,6 +41,9 @@ the client's flymake diagnostic types."
     (condition-case err
         (progn
           (find-file (getenv "ACP_DEMO_FILE"))
+          ;; Only acp-lsp's diagnostics count: python-mode's own flymake backend
+          ;; runs pyflakes when it is installed (flake8, a test dependency, brings it).
+          (remove-hook 'flymake-diagnostic-functions #'python-flymake t)
           (push `(servers . ,(vconcat (mapcar (lambda (server)
                                                   `((name . ,(car server))
                                                     (root . ,(cadr server))))

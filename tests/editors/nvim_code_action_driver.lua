@@ -83,14 +83,20 @@ local function run()
   result.line_after_redo = lines(buf)[diagnostic.lnum + 1]
   step('undo')
 
-  vim.cmd('write') -- the next run: the Error clears
-  result.cleared = vim.wait(20000, function() return unused_import(buf) == nil end, 20)
-  result.ruff_left = 0
-  for _, d in ipairs(vim.diagnostic.get(buf)) do
-    if d.source == 'ruff' then
-      result.ruff_left = result.ruff_left + 1
+  vim.cmd('write') -- the next run: the Error clears, ruff's other findings come back
+  local function ruff_count()
+    local count = 0
+    for _, d in ipairs(vim.diagnostic.get(buf)) do
+      if d.source == 'ruff' then
+        count = count + 1
+      end
     end
+    return count
   end
+  result.cleared = vim.wait(20000, function()
+    return unused_import(buf) == nil and ruff_count() > 0
+  end, 20)
+  result.ruff_left = ruff_count()
   step('cleared')
 end
 

@@ -39,8 +39,11 @@ class LiveServer:
         keepalive: float = 15.0,
         retention: int | None = None,
         tls: tuple[Path, Path] | None = None,
+        **options: Any,
     ) -> None:
+        """``options`` go to ``AcpServer`` (limits) and on to uvicorn."""
         self.data_dir = data_dir
+        self.options = options
         self.token = secrets.token_urlsafe(32)
         self.keepalive = keepalive
         self.retention = retention
@@ -65,7 +68,7 @@ class LiveServer:
             tls = {}
             if self.tls:
                 tls = {"ssl_certfile": self.tls[0], "ssl_keyfile": self.tls[1]}
-            self._server = AcpServer(app, facade, log_level="warning", **tls)
+            self._server = AcpServer(app, facade, log_level="warning", **tls, **self.options)
             ready.set()
             await self._server.serve_and_close(sock)
 

@@ -116,6 +116,38 @@ def test_failures_are_one_line_with_a_remedy_and_exit_2(
     assert_one_error_line(acp_backend(data_dir, "resource", "remove", "ghost"), "'ghost'")
 
 
+def test_adding_the_same_directory_again_is_a_no_op(
+    data_dir: Path, project: Path, tmp_path: Path
+) -> None:
+    first = acp_backend(data_dir, "resource", "add", str(project))
+    assert first.returncode == 0, first.stderr
+    resource_id = first.stdout.split("(")[1].split(")")[0]
+    for again in (
+        ["resource", "add", str(project)],
+        ["resource", "add", str(project), "--name", "demo"],
+        ["resource", "add", "demo/"],  # relative, trailing slash: the same directory
+    ):
+        result = acp_backend(data_dir, *again, cwd=project.parent)
+        assert result.returncode == 0, result.stderr
+        assert result.stdout == f"demo ({resource_id}) is already registered at {project}\n"
+        assert result.stderr == ""
+    # Through a symlink, the real directory is what counts.
+    link = tmp_path / "link"
+    link.symlink_to(project)
+    assert acp_backend(data_dir, "resource", "add", str(link)).returncode == 0
+    # Still refused: another name for it, a subdirectory, another path under its name.
+    sub = project / "sub"
+    sub.mkdir()
+    twin = tmp_path / "elsewhere" / "demo"
+    twin.mkdir(parents=True)
+    for refused in ([str(project), "--name", "other"], [str(twin)], [str(sub), "--name", "demo"]):
+        assert acp_backend(data_dir, "resource", "add", *refused).returncode == 2
+    listed = ResourceListResult.model_validate_json(
+        acp_backend(data_dir, "resource", "list", "--json").stdout
+    )
+    assert [(r.id, r.root) for r in listed.resources] == [(resource_id, str(project))]
+
+
 def test_an_unusable_data_dir_is_an_error_line(tmp_path: Path) -> None:
     not_a_dir = tmp_path / "file"
     not_a_dir.write_text("")

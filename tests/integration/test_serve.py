@@ -26,11 +26,11 @@ ACP_BACKEND = str(Path(sys.executable).parent / "acp-backend")
 
 
 class Served:
-    def __init__(self, data_dir: Path, log: Path) -> None:
+    def __init__(self, data_dir: Path, log: Path, *options: str) -> None:
         self.data_dir = data_dir
         self.log = log
         self.process = subprocess.Popen(
-            [ACP_BACKEND, "--data-dir", str(data_dir), "serve", "--port", "0"],
+            [ACP_BACKEND, "--data-dir", str(data_dir), "serve", "--port", "0", *options],
             stdout=log.open("wb"),
             stderr=subprocess.STDOUT,
             env={k: v for k, v in os.environ.items() if k != "ACP_TOKEN"},

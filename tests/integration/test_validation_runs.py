@@ -111,7 +111,7 @@ async def test_results_arrive_in_completion_order_with_a_summary(
     await declare(
         facade,
         project,
-        validator("slow", "required", sleeper(1.2))
+        validator("slow", "required", sleeper(2.5))  # well apart, even under load
         + validator("medium", "informational", sleeper(0.6, output=gnu), format='"pattern"')
         + validator("fast", "required", sleeper(0, status=4)),
     )

@@ -30,14 +30,16 @@ from lsp_server.features.code_actions.listing import (
     APPLY_FIX,
     FIX_ALL,
     KINDS,
+    NEEDS,
     DocumentView,
     FixAllArgs,
     FixArgs,
+    command_of,
     fixable,
     list_actions,
 )
 from lsp_server.features.diagnostics.mapping import as_objects
-from lsp_server.roots import DECLARATION_FILE, Placement, file_path
+from lsp_server.roots import DECLARATION_FILE, FileKey, Placement, file_path
 from lsp_server.workspace_edits import EditSupport, Stale, Target, fix_edit, sha256
 
 if TYPE_CHECKING:
@@ -56,6 +58,7 @@ class CodeActions(Feature):
         self._specs: dict[str, dict[str, ValidationSpec]] = {}  # by resource id, then name
         self.plans: dict[str, Plan] = {}  # by plan id
         self._hashes: dict[tuple[str, int | None], str] = {}  # (uri, version) -> sha256
+        self._shown: dict[FileKey, tuple[str, list[types.Diagnostic]]] = {}  # by result id
 
     # --- what the listing reads --------------------------------------------
 
@@ -64,16 +67,19 @@ class CodeActions(Feature):
             await self._fill(client, resource)
 
     async def _fill(self, client: AcpClient, resource: Resource) -> None:
+        """Declarations and plans; a backend without plans (or without
+        ``validation.list``) is a degraded feature, said once by the session."""
         try:
-            listed = await client.validation_list(resource.id)
-            plans = await client.plan_list(resource.id)
+            listed = await self.session.if_offered(client.validation_list(resource.id))
+            plans = await self.session.if_offered(client.plan_list(resource.id))
         except (RemoteError, ServerFault) as exc:
             log.warning("cannot list the validations or plans of %s: %s", resource.name, exc)
             return
-        self._specs[resource.id] = {spec.name: spec for spec in listed.validations}
+        if listed is not None:
+            self._specs[resource.id] = {spec.name: spec for spec in listed.validations}
         for stale in [p for p in self.plans.values() if p.resource_id == resource.id]:
             del self.plans[stale.id]
-        self.plans.update((plan.id, plan) for plan in plans)
+        self.plans.update((plan.id, plan) for plan in plans or ())
 
     async def on_event(self, client: AcpClient, event: Event) -> None:
         if isinstance(event, PlanChanged):
@@ -91,6 +97,8 @@ class CodeActions(Feature):
     def document_closed(self, uri: str, placement: Placement | None) -> None:
         for key in [k for k in self._hashes if k[0] == uri]:
             del self._hashes[key]
+        if placement is not None:
+            self._shown.pop(placement.key, None)
 
     # --- requests ----------------------------------------------------------
 
@@ -99,15 +107,21 @@ class CodeActions(Feature):
         placement = self.session.placed(uri)
         if placement is None:
             return None
-        support = self.session.support
-        resolve = "edit" in support.code_action_resolve
+        resolve = "edit" in self.session.support.code_action_resolve
         context = params.context
         view = self._view(uri, placement)
         actions = list_actions(view, params.range, context.only, resolve, context.diagnostics)
-        if resolve or support.apply_edit:
-            return actions
-        # Neither resolved nor sent: a fix could not reach this editor's buffer.
-        return [a for a in actions if not (a.command and a.command.command in (APPLY_FIX, FIX_ALL))]
+        return [action for action in actions if self._can(command_of(action))]
+
+    def _can(self, command: str | None) -> bool:
+        """Whether an action's command can work here: the backend offers its
+        operation; a fix reaches the buffer (resolved, or sent)."""
+        support = self.session.support
+        if command in (APPLY_FIX, FIX_ALL):
+            return "edit" in support.code_action_resolve or support.apply_edit
+        client = self.session.link.client
+        operation = NEEDS.get(command or "")
+        return operation is None or client is None or client.supports(operation)
 
     def _view(self, uri: str, placement: Placement) -> DocumentView:
         resource_id = placement.resource.id
@@ -116,12 +130,22 @@ class CodeActions(Feature):
             resource_id=resource_id,
             path=placement.logical_path,
             sandbox=placement.sandbox,
-            diagnostics=as_objects(self._diagnostics.presenter.diagnostics(placement.key)),
+            diagnostics=self._shown_on(placement.key),
             latest=self._diagnostics.store.latest,
             specs=self._specs.get(resource_id, {}),
             plans=[p for p in self.plans.values() if p.resource_id == resource_id],
             fresh=lambda result: self._fresh(uri, placement.logical_path, result),
         )
+
+    def _shown_on(self, key: FileKey) -> list[types.Diagnostic]:
+        """The file's diagnostics as the editor has them, converted once per
+        change of the marks or the text (the presenter's result id)."""
+        presenter = self._diagnostics.presenter
+        result_id = presenter.result_id(key)
+        cached = self._shown.get(key)
+        if cached is None or cached[0] != result_id:
+            cached = self._shown[key] = (result_id, as_objects(presenter.diagnostics(key)))
+        return cached[1]
 
     def resolve(self, action: types.CodeAction) -> types.CodeAction:
         data = action.data

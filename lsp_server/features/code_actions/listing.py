@@ -43,6 +43,16 @@ COMMANDS = (
     RERUN_PLAN,
 )
 
+NEEDS = {
+    RUN_VALIDATIONS: "validation.run",
+    PROPOSE_FIX: "plan.execute",
+    PREVIEW_PLAN: "plan.preview",
+    APPLY_PLAN: "plan.apply",
+    CANCEL_PLAN: "plan.cancel",
+    RERUN_PLAN: "validation.run",
+}
+"""The ACP operation each command needs (the quick fixes need none)."""
+
 FIX_ALL_KIND = "source.fixAll.acp"
 VALIDATE_KIND = "source.acp.validate"
 PLAN_KIND = "refactor.acp.plan"
@@ -190,7 +200,7 @@ def _fixes(
             title = f"Fix with {result.validation}" + (
                 f": {fix.description}" if fix.description else ""
             )
-            args = FixArgs(
+            args = FixArgs.model_construct(  # from a stored result: already valid, and hot
                 uri=view.uri,
                 resource_id=result.resource_id,
                 plan_id=result.plan_id,
@@ -292,7 +302,10 @@ def _action(
 ) -> types.CodeAction:
     """``lazy``: the edit comes from ``codeAction/resolve`` (``data``);
     otherwise the action runs ``command``."""
-    payload: dict[str, Any] = {"command": command, "arguments": args.model_dump(mode="json")}
+    payload: dict[str, Any] = {
+        "command": command,
+        "arguments": args.model_dump(mode="json", exclude_none=True),
+    }
     return types.CodeAction(
         title=title,
         kind=kind,
@@ -301,6 +314,13 @@ def _action(
         command=None if lazy else types.Command(title, command, arguments=[payload["arguments"]]),
         data=payload if lazy else None,
     )
+
+
+def command_of(action: types.CodeAction) -> str | None:
+    """The ``acp.*`` command an action runs, now or once resolved."""
+    if action.command is not None:
+        return action.command.command
+    return action.data.get("command") if isinstance(action.data, dict) else None
 
 
 def _unique(diagnostics: Iterable[types.Diagnostic]) -> list[types.Diagnostic]:

@@ -121,11 +121,11 @@ class Diagnostics(Feature):
     async def _fill_sandboxes(self, client: AcpClient, resource: Resource) -> None:
         """The results of each plan whose sandbox exists, shown on its files."""
         try:
-            plans = await client.plan_list(resource.id)
+            plans = await self.session.if_offered(client.plan_list(resource.id))
         except (RemoteError, ServerFault) as exc:
             log.info("cannot list the plans of %s: %s", resource.name, exc)
             return
-        for plan in plans:
+        for plan in plans or ():
             self.presenter.changed(self._remember(plan))
             if plan.sandbox_root is not None:
                 await self._fill_results(client, resource, plan)
@@ -144,10 +144,13 @@ class Diagnostics(Feature):
     async def _plan_scope(self, client: AcpClient, plan_id: str) -> str | None:
         if plan_id not in self._sandboxes:
             try:
-                self._remember(await client.plan_get(plan_id))
+                plan = await self.session.if_offered(client.plan_get(plan_id))
             except (RemoteError, ServerFault) as exc:
                 log.info("cannot place the results of plan %s: %s", plan_id, exc)
                 return None
+            if plan is None:
+                return None
+            self._remember(plan)
         return self._sandboxes.get(plan_id)
 
     async def _check_config(self, client: AcpClient, resource: Resource) -> None:

@@ -81,6 +81,7 @@ def outcome(result: ValidationResult | None) -> str:
         ResultOutcome.CANCELLED: "cancelled",
         ResultOutcome.TIMED_OUT: "timed out",
         ResultOutcome.ERROR: "could not run",
+        ResultOutcome.UNRECORDED: "not stored by the backend",
     }[result.outcome]
 
 

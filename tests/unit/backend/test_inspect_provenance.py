@@ -84,6 +84,23 @@ async def test_an_applied_plan_with_its_decisions_on_its_lines(
         assert (await inspect(facade, line)).provenance == (), line
 
 
+async def test_a_plan_the_editor_applied_is_on_its_lines_too(
+    facade: BackendFacade, project: Path
+) -> None:
+    plan = await plan_for(facade, "# header\n" + AFTER)
+    preview = await facade.dispatch("plan.preview", {"plan_id": plan.id})
+    (project / "calc.py").write_text("# header\n" + AFTER)  # the editor saved its edit
+    await facade.dispatch(
+        "plan.apply",
+        {"plan_id": plan.id, "expected_hash": preview["plan_hash"], "applied_by_client": True},
+    )
+    for line in (0, 5):  # the header it added, the line it changed (moved down by one)
+        (here,) = (await inspect(facade, line)).provenance
+        assert here.plan.id == plan.id and here.applied_at is not None, line
+    for line in (1, 4, 6):
+        assert (await inspect(facade, line)).provenance == (), line
+
+
 async def test_provenance_survives_an_edit_above(facade: BackendFacade, project: Path) -> None:
     await apply(facade, await plan_for(facade, AFTER))
     edited = "# a header\n# added later\n\n" + AFTER

@@ -11,10 +11,11 @@ from pathlib import Path
 
 import pytest
 from _pytest._code.code import ReprExceptionInfo, ReprFileLocation, ReprTraceback
+from lsprotocol import types
 
 from acp_client.schema import render
 from acp_conformance import schema
-from acp_conformance.lsp_session import frame_problems
+from acp_conformance.lsp_session import frame_problems, kit_converter
 from acp_conformance.options import KitOptions, base_url
 from acp_conformance.report import FAIL, PASS, SKIP, Check, Report, _failure
 from acp_conformance.scratch import VALIDATIONS, write_scratch
@@ -141,3 +142,15 @@ def test_the_wheel_ships_the_plugin_under_its_module_name() -> None:
     entry_points = project["project"]["entry-points"]["pytest11"]
     assert entry_points == {"acp_conformance.plugin": "acp_conformance.plugin"}
     assert "acp_conformance" in project["tool"]["hatch"]["build"]["targets"]["wheel"]["packages"]
+
+
+def test_a_code_action_with_a_command_stays_a_code_action() -> None:
+    converter = kit_converter()
+    action = {"title": "Run", "command": {"title": "Run", "command": "acp.run", "arguments": []}}
+    structured = converter.structure(action, types.Command | types.CodeAction)
+    assert isinstance(structured, types.CodeAction)
+    assert structured.command is not None and structured.command.command == "acp.run"
+    command = converter.structure(
+        {"title": "Run", "command": "acp.run"}, types.Command | types.CodeAction
+    )
+    assert isinstance(command, types.Command)

@@ -110,3 +110,13 @@ async def test_output_beyond_the_cap_stops_the_command(tmp_path: Path) -> None:
 def test_tools_beside_the_backend_are_on_the_validators_path() -> None:
     paths = validator_environment()["PATH"].split(os.pathsep)
     assert str(Path(sys.executable).parent) in paths
+
+
+async def test_a_validator_never_sees_the_backends_token(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("ACP_TOKEN", "secret-token-value")
+    monkeypatch.setenv("ACP_HARMLESS_SETTING", "kept")
+    outcome = await run_command(("env",), cwd=tmp_path, time_limit=30)
+    assert "ACP_HARMLESS_SETTING=kept" in outcome.stdout.splitlines()
+    assert "secret-token-value" not in outcome.stdout

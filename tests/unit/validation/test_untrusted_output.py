@@ -167,20 +167,3 @@ async def test_cancelling_a_run_kills_its_parse_at_once(tmp_path: Path) -> None:
             break
         await asyncio.sleep(0.02)
     assert children_of(server) == []
-
-
-async def test_the_parse_server_starts_with_the_backend_not_after_the_first_tool(
-    tmp_path: Path,
-) -> None:
-    """Its interpreter loads while the backend answers its first calls: the
-    first parse of a short-lived ``acp-lsp check`` does not wait for it."""
-    from acp_backend.facade import create_facade
-    from acp_backend.validation import isolation
-
-    isolation._SERVER._stop()
-    facade = create_facade(tmp_path / "data")
-    try:
-        process = isolation._SERVER._process
-        assert process is not None and process.poll() is None
-    finally:
-        await facade.aclose()

@@ -1,0 +1,99 @@
+"""uvicorn's HTTP/1.1 protocol with a header timeout and a connection cap.
+
+Without them, peers that connect and say nothing (or trickle a header a
+byte at a time) hold a file descriptor each until the process runs out and
+cannot accept even ``GET /health``. Here every connection must deliver a
+request's headers within ``header_timeout`` of opening or of its previous
+response ending, and past ``max_connections`` a new connection pushes out
+the one that has waited longest for its headers (or is itself refused when
+every connection is busy). Busy connections, event streams included, are
+never touched.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+import time
+from typing import Any, ClassVar
+
+from uvicorn.protocols.http.h11_impl import H11Protocol
+
+log = logging.getLogger(__name__)
+
+
+def connection_cap(wanted: int, spare: int) -> int:
+    """``wanted``, lowered so that ``spare`` descriptors stay free under the soft limit."""
+    if os.name == "nt":
+        return wanted
+    import resource  # POSIX only
+
+    soft, _ = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if soft == resource.RLIM_INFINITY:
+        return wanted
+    return max(1, min(wanted, soft - spare))
+
+
+class GuardedH11(H11Protocol):
+    """Configured by subclassing: see ``guarded_protocol``."""
+
+    max_connections: ClassVar[int]
+    header_timeout: ClassVar[float]
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._waiting_since: float | None = None  # set while no request is in progress
+        self._timer: asyncio.TimerHandle | None = None
+        self._cycle: object = None  # the request in progress when last looked
+
+    def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
+        super().connection_made(transport)
+        self._await_headers()
+        if len(self.connections) > self.max_connections:
+            waiting = [
+                peer
+                for peer in self.connections
+                if isinstance(peer, GuardedH11) and peer._waiting_since is not None
+            ]
+            oldest = min(waiting, key=lambda peer: peer._waiting_since or 0.0)
+            log.debug("%d connections open: dropping one that sent nothing", len(self.connections))
+            oldest._drop()
+
+    def data_received(self, data: bytes) -> None:
+        super().data_received(data)
+        if self.cycle is not self._cycle:  # a request's headers are complete
+            self._cycle = self.cycle
+            self._stop_waiting()
+
+    def on_response_complete(self) -> None:
+        done = self.cycle
+        super().on_response_complete()
+        # Unless a pipelined request started meanwhile, the clock runs again.
+        if self.cycle is done and not self.transport.is_closing():
+            self._await_headers()
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self._stop_waiting()
+        super().connection_lost(exc)
+
+    def _await_headers(self) -> None:
+        self._stop_waiting()
+        self._waiting_since = time.monotonic()
+        self._timer = self.loop.call_later(self.header_timeout, self._drop)
+
+    def _stop_waiting(self) -> None:
+        self._waiting_since = None
+        if self._timer is not None:
+            self._timer.cancel()
+            self._timer = None
+
+    def _drop(self) -> None:
+        self._stop_waiting()
+        self.transport.abort()  # at once: the point is to free the descriptor
+
+
+def guarded_protocol(max_connections: int, header_timeout: float) -> type[GuardedH11]:
+    """The protocol class to give uvicorn (``http=``), with these limits."""
+    limits = {"max_connections": max_connections, "header_timeout": header_timeout}
+    return type("GuardedH11", (GuardedH11,), limits)

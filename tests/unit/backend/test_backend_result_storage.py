@@ -1,0 +1,165 @@
+"""A result is stored once (its event refers to it), results keep a bounded
+history per validation, and event retention is bounded by bytes as well as
+by count; subscribers still receive every result in full."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import sqlite3
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from test_backend_store import make_result
+
+from acp_backend.eventlog import EventLog
+from acp_backend.registry import Registry
+from acp_backend.store import DATABASE_NAME, MIGRATIONS, Store
+from acp_client.events import PlanApplied, ValidationResultEvent
+from acp_client.models import Finding, Location, ValidationResult
+
+
+def with_findings(result: ValidationResult, n: int) -> ValidationResult:
+    findings = tuple(
+        Finding(location=Location(path="a.py", line=i, character=0), message=f"finding {i}")
+        for i in range(n)
+    )
+    return result.model_copy(update={"findings": findings})
+
+
+async def replay(events: EventLog, after: int = 0) -> list[dict[str, Any]]:
+    """Everything after ``after`` that is in the log now."""
+    stream: AsyncIterator[dict[str, Any]] = events.subscribe(after)
+    out: list[dict[str, Any]] = []
+    last = events.last_id()
+    async with asyncio.timeout(5):
+        while not out or out[-1]["params"]["event_id"] < last:
+            out.append(await anext(stream))
+    return out
+
+
+def run(store: Store, events: EventLog, resource_id: str, findings: int = 3) -> ValidationResult:
+    """What a validation run records: the result, then its event."""
+    result = with_findings(make_result(resource_id, "ruff"), findings)
+    store.insert_result(result)
+    events.publish(ValidationResultEvent, result=result)
+    return result
+
+
+@pytest.fixture
+def resource_id(registry: Registry, workspace: Path) -> str:
+    return registry.register(str(workspace)).id
+
+
+async def test_a_stored_result_is_written_once_and_delivered_in_full(
+    store: Store, events: EventLog, resource_id: str
+) -> None:
+    result = with_findings(make_result(resource_id, "ruff"), 50)
+    store.insert_result(result)
+    published = events.publish(ValidationResultEvent, result=result)
+    (row,) = store.query(
+        "SELECT params, result_id, bytes FROM events WHERE method = ?", ("validation.result",)
+    )
+    assert row["result_id"] == result.id
+    assert json.loads(row["params"])["result"] is None
+    assert "finding 49" not in row["params"]
+    assert row["bytes"] > len(result.model_dump_json())  # counted with its result
+    (delivered,) = [n for n in await replay(events) if n["method"] == "validation.result"]
+    assert delivered == published.to_notification()  # the wire format is unchanged
+    assert list(delivered["params"]) == list(published.to_notification()["params"])
+
+
+async def test_a_result_that_was_not_stored_travels_inside_its_event(
+    events: EventLog, resource_id: str
+) -> None:
+    result = make_result(resource_id, "ruff")  # never inserted (say the disk was full)
+    published = events.publish(ValidationResultEvent, result=result)
+    assert (await replay(events))[-1] == published.to_notification()
+
+
+def test_results_keep_a_bounded_history_per_validation(
+    data_dir: Path, registry: Registry, workspace: Path
+) -> None:
+    store = Store(data_dir, result_history=2)
+    events = EventLog(store, retention=3)
+    resource_id = Registry(store, events).register(str(workspace)).id
+    for _ in range(15):
+        run(store, events, resource_id)
+    other = make_result(resource_id, "mypy")
+    store.insert_result(other)
+    # The two newest, plus one an event still refers to.
+    assert len(store.query("SELECT id FROM validation_results WHERE validation = 'ruff'")) == 3
+    for i in range(3):  # push the result events out of the log
+        events.publish(PlanApplied, plan_id=f"P{i}", resource_id=resource_id, paths=())
+    kept = store.query("SELECT id FROM validation_results WHERE validation = 'ruff' ORDER BY id")
+    assert len(kept) == 2
+    latest, _ = store.latest_results(resource_id)
+    assert {r.validation for r in latest} == {"ruff", "mypy"}
+    assert kept[-1]["id"] in {r.id for r in latest}
+    store.close()
+
+
+def test_event_retention_is_bounded_by_bytes_and_keeps_the_newest(store: Store) -> None:
+    events = EventLog(store, retention=1_000, retention_bytes=20_000)
+    for i in range(100):
+        events.publish(PlanApplied, plan_id="P" * 900, resource_id=f"R{i}", paths=())
+    sizes = [row["bytes"] for row in store.query("SELECT bytes FROM events")]
+    assert 15_000 < sum(sizes) <= 20_000
+    assert events.last_id() == 100
+    huge = events.publish(PlanApplied, plan_id="P" * 50_000, resource_id="R", paths=())
+    assert [row["id"] for row in store.query("SELECT id FROM events")] == [huge.event_id]
+
+
+async def test_a_retention_gap_still_resets_the_stream(store: Store) -> None:
+    events = EventLog(store, retention=1_000, retention_bytes=5_000)
+    for i in range(30):
+        events.publish(PlanApplied, plan_id="P" * 500, resource_id=f"R{i}", paths=())
+    first = (await replay(events, after=1))[0]
+    assert first["method"] == "stream.reset"
+
+
+async def test_results_of_an_unregistered_resource_are_skipped_on_replay(
+    store: Store, events: EventLog, registry: Registry, resource_id: str
+) -> None:
+    run(store, events, resource_id)
+    registry.unregister(resource_id)
+    methods = [n["method"] for n in await replay(events)]
+    assert methods == ["resource.changed", "resource.changed"]
+
+
+# The migration that made events refer to results (its number may change on merges).
+RESULTS_ONCE = next(i for i, m in enumerate(MIGRATIONS) if "refers to its stored" in m.description)
+
+
+async def test_the_migration_turns_stored_results_into_references(
+    data_dir: Path, workspace: Path
+) -> None:
+    old = Store(data_dir, migrations=MIGRATIONS[:RESULTS_ONCE])
+    resource_id = "R1"
+    result = with_findings(make_result(resource_id, "ruff"), 20)
+    with old.write() as conn:  # as version 1 wrote it: the result twice
+        conn.execute(f"INSERT INTO resources VALUES ('R1', 'r', '{workspace}', 't')")
+        conn.execute(
+            "INSERT INTO validation_results VALUES (?, ?, 'ruff', NULL, ?, ?, 0, 'required', ?)",
+            (result.id, resource_id, result.run_id, "t", result.model_dump_json()),
+        )
+        full = ValidationResultEvent(event_id=0, at=result.finished_at, result=result)
+        params = full.model_dump(mode="json", exclude={"event_id"})
+        conn.execute(
+            "INSERT INTO events (method, params, at) VALUES ('validation.result', ?, 't')",
+            (json.dumps(params),),
+        )
+    old.close()
+    store = Store(data_dir)
+    (row,) = store.query("SELECT params, result_id FROM events WHERE result_id IS NOT NULL")
+    assert row["result_id"] == result.id and json.loads(row["params"])["result"] is None
+    delivered = (await replay(EventLog(store)))[-1]
+    assert delivered["params"]["result"] == result.model_dump(mode="json")
+    uptos = [r[0] for r in store.query("SELECT upto FROM events ORDER BY id")]
+    assert uptos == sorted(uptos) and uptos[0] > 0
+    store.close()
+    assert sqlite3.connect(data_dir / DATABASE_NAME).execute("PRAGMA user_version").fetchone()[
+        0
+    ] == len(MIGRATIONS)
