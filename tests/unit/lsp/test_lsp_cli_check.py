@@ -15,7 +15,7 @@ from acp_client.client import AcpClient
 from acp_client.models import Finding, Location, Resource, ValidationMode
 from acp_client.transport.inprocess import InProcessTransport
 from lsp_server.cli_check import Scope, collect, main, render, run_and_wait
-from tests.unit.lsp.lsp_factories import finding, result
+from tests.unit.lsp.lsp_factories import finding, result, todo_project
 
 RESOURCE = Resource(id="R", name="app", root="/w/app", created_at=datetime.now(UTC))
 
@@ -103,15 +103,7 @@ def test_unreachable_backend_is_exit_2(
 
 
 async def test_a_run_is_waited_for_by_its_events_not_by_listing_results(tmp_path: Path) -> None:
-    project = tmp_path / "project"
-    project.mkdir()
-    (project / "acp.toml").write_text(
-        '[[validations]]\nname = "todo"\nmode = "informational"\n'
-        'command = ["sh", "-c", "sleep 0.3; grep -Hn TODO a.txt"]\nformat = "pattern"\n'
-        "pattern = '^(?P<path>[^:]+):(?P<line>\\d+):(?P<message>.*)$'\n",
-        encoding="utf-8",
-    )
-    (project / "a.txt").write_text("one\nTODO two\n", encoding="utf-8")
+    project = todo_project(tmp_path / "project", "sleep 0.3; grep -Hn TODO a.txt")
     transport = InProcessTransport.load(data_dir=tmp_path / "data")
     calls: list[str] = []
     call = transport.call

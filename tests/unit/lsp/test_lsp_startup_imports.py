@@ -13,6 +13,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+from tests.unit.lsp.lsp_factories import todo_project
+
 ROOT = Path(__file__).resolve().parents[3]
 
 PROBE = """
@@ -49,15 +51,7 @@ def test_help_and_version_load_neither_the_server_nor_the_client() -> None:
 
 
 def test_check_runs_a_whole_check_without_an_lsp_framework(tmp_path: Path) -> None:
-    project = tmp_path / "project"
-    project.mkdir()
-    (project / "acp.toml").write_text(
-        '[[validations]]\nname = "todo"\nmode = "informational"\n'
-        'command = ["grep", "-Hn", "TODO", "a.txt"]\nformat = "pattern"\n'
-        "pattern = '^(?P<path>[^:]+):(?P<line>\\d+):(?P<message>.*)$'\n",
-        encoding="utf-8",
-    )
-    (project / "a.txt").write_text("one\nTODO two\n", encoding="utf-8")
+    project = todo_project(tmp_path / "project")
     data = str(tmp_path / "data")
     code, modules = run("check", "--data-dir", data, "--register", str(project))
     assert code == 0
