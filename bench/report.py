@@ -49,9 +49,18 @@ def normalised(row: dict[str, Any]) -> dict[str, Any]:
         row["floor_value"], row["floor"] = row["floor"], "floor"
     target = row.get("target")
     if isinstance(target, int | float) and not isinstance(target, bool):
-        bound = "x" if row.get("ratio") is not None else f" {row['unit']}"
-        row["target"] = f"<= {target:g}{bound}"
+        row["target"] = f"<= {target:g}{'x' if _bounds_ratio(row, target) else ' ' + row['unit']}"
     return row
+
+
+def _bounds_ratio(row: dict[str, Any], target: float) -> bool:
+    """Whether a bare target bounds the ratio (else the value): the one of the
+    two comparisons that agrees with the row's own verdict."""
+    ratio = row.get("ratio")
+    if ratio is None:
+        return False
+    by_value = row["value"] <= target
+    return (ratio <= target) == row.get("ok") and by_value != row.get("ok")
 
 
 def render(results: list[dict[str, Any]]) -> str:
@@ -76,7 +85,7 @@ def render(results: list[dict[str, Any]]) -> str:
             met = {None: "", True: "yes", False: "**no**"}[row.get("ok")]
             lines.append(
                 f"| {measure} | {_number(row['value'], row['unit'])} | {floor} | {ratio} | "
-                f"{row.get('target', '')} | {met} |"
+                f"{row.get('target') or ''} | {met} |"
             )
         parts.append("\n".join(lines) + "\n")
     return "\n".join(parts)
