@@ -11,8 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import os
-from collections.abc import Coroutine, Generator, Iterable
+from collections.abc import Coroutine, Generator
 from typing import Any, TypeVar
 
 from lsprotocol import types
@@ -30,7 +29,6 @@ from lsp_server.backend import (
     BackendLink,
     Backoff,
     Target,
-    degraded_message,
 )
 from lsp_server.capabilities import ClientSupport, as_it_behaves
 from lsp_server.features import Feature
@@ -39,14 +37,13 @@ from lsp_server.features.commands import Commands
 from lsp_server.features.diagnostics import Diagnostics
 from lsp_server.features.hover import Hover
 from lsp_server.features.symbols import Symbols
-from lsp_server.roots import DECLARATION_FILE, Placement, Roots, file_path
+from lsp_server.notices import Notices
+from lsp_server.roots import Placement, Roots, file_path
 from lsp_server.settings import SECTION, Settings, parse_settings, unwrap_section
 
 log = logging.getLogger(__name__)
 
 T = TypeVar("T")
-
-REGISTER_HINT = "acp-backend resource add {path}"
 
 
 class AcpProtocol(LanguageServerProtocol):
@@ -77,12 +74,8 @@ class AcpLanguageServer(LanguageServer):
         self._placed: dict[str, Placement] = {}
         self._sync_lock = asyncio.Lock()
         self._in_play: dict[str, Resource] = {}
-        self._announced: set[str] = set()
-        self._degraded: set[str] = set()  # operations the backend lacks, said once each
         self._last_event_id: int | None = None
-        self._outage_said = False  # for the current outage, until the stream proves healthy
-        self._up_logged = False  # "connected"/"back" logged since the last outage was said
-        self._described = ""  # the backend last logged as connected
+        self.notices = Notices(self.say, self.log_to_client)
         self._init_options: object = None
         self._settings_message: str | None = None
         self._stopping: asyncio.Task[None] | None = None
@@ -212,7 +205,7 @@ class AcpLanguageServer(LanguageServer):
                     self._last_event_id = answer.last_event_id or 0
                 events = self.spawn(self._consume_events(client))
                 moved = self.spawn(self.link.moved.wait())
-                self._connected(client)
+                self.notices.connected(client.description)
                 await self.sync(client)
                 watched = {events, moved}
                 first = asyncio.FIRST_COMPLETED
@@ -220,7 +213,7 @@ class AcpLanguageServer(LanguageServer):
                     watched, timeout=STREAM_PROVEN_AFTER, return_when=first
                 )
                 if not done:  # healthy for a while: a next outage is a new one
-                    self._outage_said = False
+                    self.notices.healthy()
                     backoff.reset()
                 await asyncio.wait(watched, return_when=first)
                 if not moved.done():
@@ -229,10 +222,10 @@ class AcpLanguageServer(LanguageServer):
             except asyncio.CancelledError:
                 raise
             except AcpError as exc:
-                self._outage(exc)
+                self.notices.outage(exc)
             except Exception as exc:
                 log.exception("unexpected failure following the ACP backend")
-                self._outage(exc)
+                self.notices.outage(exc)
             finally:
                 for task in (events, moved):
                     if task is not None and not task.done():
@@ -291,7 +284,7 @@ class AcpLanguageServer(LanguageServer):
         """The resources in play: the folders' own, those nested in them and
         those of open documents."""
         if not client.supports("resource.resolve"):
-            self.degraded("resource.resolve")
+            self.notices.degraded("resource.resolve")
             return {}
         self.roots.set_folders(self.folder_uris())
         folders = self.folder_paths()
@@ -313,9 +306,9 @@ class AcpLanguageServer(LanguageServer):
                 if placement is not None:
                     resources[placement.resource.id] = placement.resource
         except Unsupported as exc:  # a backend that did not list its operations
-            self.degraded(exc.operation)
+            self.notices.degraded(exc.operation)
             return {}
-        self._announce_unregistered(unregistered, resources.values())
+        self.notices.unregistered(unregistered, resources.values())
         return resources
 
     def folder_uris(self) -> list[str]:
@@ -326,56 +319,6 @@ class AcpLanguageServer(LanguageServer):
 
     def folder_paths(self) -> list[str]:
         return [path for path in map(file_path, self.folder_uris()) if path is not None]
-
-    def _announce_unregistered(self, folders: Iterable[str], known: Iterable[Resource]) -> None:
-        """Once per folder. A folder that declares validations (has an
-        ``acp.toml``) gets a message; any other only a log line, so an
-        editor started in an unrelated project is not nagged."""
-        resources = list(known)
-        for folder in folders:
-            if folder in self._announced:
-                continue
-            self._announced.add(folder)
-            nested = sorted(r.name for r in resources if is_within(r.root, folder))
-            where = (
-                f"diagnostics show only inside its registered resource(s) {', '.join(nested)}"
-                if nested
-                else "validation diagnostics are off there"
-            )
-            text = (
-                f"ACP: {folder} is not in a registered resource, so {where}. Register it "
-                f"with: {REGISTER_HINT.format(path=folder)}. The language server picks it up "
-                "without a restart."
-            )
-            if os.path.isfile(os.path.join(folder, DECLARATION_FILE)):
-                self.say(text, types.MessageType.Info)
-            else:
-                self.log_to_client(text)
-
-    def _outage(self, exc: Exception) -> None:
-        log.warning("ACP backend unavailable: %s", exc)
-        if not self._outage_said:
-            self._outage_said = True
-            self._up_logged = False
-            self.say(
-                f"ACP backend unavailable: {exc}. Diagnostics stay as they were and update "
-                "when it is back; the language server reconnects by itself.",
-                types.MessageType.Warning,
-            )
-
-    def _connected(self, client: AcpClient) -> None:
-        """Log the connection once per outage, and whenever it moved elsewhere."""
-        if not self._up_logged or client.description != self._described:
-            self._up_logged = True
-            self._described = client.description
-            again = "back" if self._outage_said else "connected"
-            self.log_to_client(f"ACP backend {again}: {client.description}")
-
-    def degraded(self, operation: str) -> None:
-        """The backend lacks ``operation``: say once what that turns off."""
-        if operation not in self._degraded:
-            self._degraded.add(operation)
-            self.say(degraded_message(operation), types.MessageType.Warning)
 
     # --- documents ---------------------------------------------------------
 
@@ -443,9 +386,9 @@ class AcpLanguageServer(LanguageServer):
         try:
             return await call
         except TransportError as exc:
-            self._outage(exc)
+            self.notices.outage(exc)
         except Unsupported as exc:
-            self.degraded(exc.operation)
+            self.notices.degraded(exc.operation)
         except AcpError as exc:
             log.warning("ACP refused: %s", exc)
         return None
@@ -456,7 +399,7 @@ class AcpLanguageServer(LanguageServer):
         try:
             return await call
         except Unsupported as exc:
-            self.degraded(exc.operation)
+            self.notices.degraded(exc.operation)
             return None
 
     def say(self, message: str, kind: types.MessageType) -> None:
