@@ -100,11 +100,5 @@ local function run()
   step('cleared')
 end
 
-local ok, err = pcall(run)
-if not ok then
-  result.error = tostring(err)
-end
-local out = assert(io.open(env.ACP_RESULT_FILE, 'w'))
-out:write(vim.fn.json_encode(result))
-out:close()
-vim.cmd('qall!')
+local here = vim.fn.fnamemodify(debug.getinfo(1, 'S').source:sub(2), ':h')
+dofile(here .. '/nvim_finish.lua')(run, result)
