@@ -18,7 +18,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-from acp_client import connect
+from acp_client.connect import connect
 from acp_client.events import ValidationCompleted
 
 FINDINGS = 10_000

@@ -2,6 +2,10 @@
 
 Nothing here decides anything; each handler is one line. Async handlers run
 as tasks, so none of them blocks the editor.
+
+Registering them loads no feature: the options come from
+``lsp_server.advertised`` and ``ls.<feature>`` is built on first use, after
+the ``initialize`` answer (ADR 0016).
 """
 
 from __future__ import annotations
@@ -10,8 +14,7 @@ from typing import Any
 
 from lsprotocol import types
 
-from lsp_server.features import code_actions, diagnostics, symbols
-from lsp_server.features.code_actions.listing import COMMANDS
+from lsp_server import advertised
 from lsp_server.server import AcpLanguageServer
 
 
@@ -60,7 +63,7 @@ def register(server: AcpLanguageServer) -> None:
 
     # --- diagnostics ----------------------------------------------------------
 
-    @server.feature(types.TEXT_DOCUMENT_DIAGNOSTIC, diagnostics.OPTIONS)
+    @server.feature(types.TEXT_DOCUMENT_DIAGNOSTIC, advertised.DIAGNOSTICS)
     async def document_diagnostic(
         ls: AcpLanguageServer, params: types.DocumentDiagnosticParams
     ) -> types.DocumentDiagnosticReport:
@@ -83,7 +86,7 @@ def register(server: AcpLanguageServer) -> None:
 
     # --- code actions and commands --------------------------------------------
 
-    @server.feature(types.TEXT_DOCUMENT_CODE_ACTION, code_actions.OPTIONS)
+    @server.feature(types.TEXT_DOCUMENT_CODE_ACTION, advertised.CODE_ACTIONS)
     def code_action(
         ls: AcpLanguageServer, params: types.CodeActionParams
     ) -> list[types.CodeAction] | None:
@@ -101,7 +104,7 @@ def register(server: AcpLanguageServer) -> None:
 
     # --- workspace symbols ----------------------------------------------------
 
-    @server.feature(types.WORKSPACE_SYMBOL, symbols.OPTIONS)
+    @server.feature(types.WORKSPACE_SYMBOL, advertised.SYMBOLS)
     async def workspace_symbol(
         ls: AcpLanguageServer, params: types.WorkspaceSymbolParams
     ) -> list[types.WorkspaceSymbol]:
@@ -113,7 +116,7 @@ def register(server: AcpLanguageServer) -> None:
     ) -> types.WorkspaceSymbol:
         return await ls.symbols.resolve(params)
 
-    for name in COMMANDS:
+    for name in advertised.COMMANDS:
         _command(server, name)
 
 

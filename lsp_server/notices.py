@@ -13,13 +13,16 @@ from __future__ import annotations
 import logging
 import os
 from collections.abc import Callable, Iterable
+from typing import TYPE_CHECKING
 
 from lsprotocol import types
 
-from acp_client.models import Resource
 from acp_client.paths import is_within
 from lsp_server.backend import degraded_message
 from lsp_server.roots import DECLARATION_FILE
+
+if TYPE_CHECKING:
+    from acp_client.models import Resource
 
 log = logging.getLogger(__name__)
 

@@ -12,12 +12,15 @@ from __future__ import annotations
 import logging
 import posixpath
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 from urllib.parse import quote
 
-from acp_client.client import AcpClient
 from acp_client.errors import NotFound
-from acp_client.models import Resource
 from acp_client.paths import NotAFilePath, is_within, path_to_uri, real_path, relative_to
+
+if TYPE_CHECKING:  # the session builds Roots before the client loads (ADR 0016)
+    from acp_client.client import AcpClient
+    from acp_client.models import Resource
 
 log = logging.getLogger(__name__)
 

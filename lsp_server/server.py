@@ -5,6 +5,10 @@ each document belongs (``roots``) and the background tasks; it follows the
 backend (connect, resync, events) and tells the features (``features/``)
 what happened. It has no feature logic of its own: handlers
 (``lsp_server.handlers``) route every LSP method to a feature.
+
+It answers ``initialize`` without the features, the settings model or the
+ACP client (ADR 0016): those load in the background afterwards
+(``lsp_server.preload``) and are built on first use.
 """
 
 from __future__ import annotations
@@ -12,18 +16,16 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Coroutine, Generator
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from lsprotocol import types
 from pygls.lsp.server import LanguageServer
 from pygls.protocol import LanguageServerProtocol, lsp_method
 
-from acp_client.client import AcpClient
 from acp_client.errors import AcpError, TransportError, Unsupported
-from acp_client.events import Event, ResourceChanged, StreamReset
-from acp_client.models import Resource
 from acp_client.paths import is_within
 from lsp_server import __version__
+from lsp_server.advertised import SECTION, unwrap_section
 from lsp_server.backend import (
     STREAM_PROVEN_AFTER,
     BackendLink,
@@ -31,15 +33,21 @@ from lsp_server.backend import (
     Target,
 )
 from lsp_server.capabilities import ClientSupport, as_it_behaves
-from lsp_server.features import Feature
-from lsp_server.features.code_actions import CodeActions
-from lsp_server.features.commands import Commands
-from lsp_server.features.diagnostics import Diagnostics
-from lsp_server.features.hover import Hover
-from lsp_server.features.symbols import Symbols
 from lsp_server.notices import Notices
+from lsp_server.preload import Preload
 from lsp_server.roots import Placement, Roots, file_path
-from lsp_server.settings import SECTION, Settings, parse_settings, unwrap_section
+
+if TYPE_CHECKING:  # loaded after the initialize answer (lsp_server.preload)
+    from acp_client.client import AcpClient
+    from acp_client.events import Event
+    from acp_client.models import Resource
+    from lsp_server.features.code_actions import CodeActions
+    from lsp_server.features.commands import Commands
+    from lsp_server.features.diagnostics import Diagnostics
+    from lsp_server.features.hover import Hover
+    from lsp_server.features.loaded import Features
+    from lsp_server.features.symbols import Symbols
+    from lsp_server.settings import Settings
 
 log = logging.getLogger(__name__)
 
@@ -67,7 +75,9 @@ class AcpLanguageServer(LanguageServer):
     def __init__(self, target: Target) -> None:
         super().__init__("acp-lsp", __version__, protocol_cls=AcpProtocol)
         self.link = BackendLink(target)
-        self.settings = Settings()
+        self.preload = Preload()
+        self._settings: Settings | None = None
+        self._features: Features | None = None
         self.support = ClientSupport()
         self.roots = Roots()
         self._tasks: set[asyncio.Task[Any]] = set()
@@ -79,18 +89,47 @@ class AcpLanguageServer(LanguageServer):
         self._init_options: object = None
         self._settings_message: str | None = None
         self._stopping: asyncio.Task[None] | None = None
-        self.diagnostics = Diagnostics(self)
-        self.code_actions = CodeActions(self, self.diagnostics)
-        self.commands = Commands(self, self.code_actions)
-        self.hover = Hover(self)
-        self.symbols = Symbols(self)
-        self.features: tuple[Feature, ...] = (
-            self.diagnostics,
-            self.code_actions,
-            self.commands,
-            self.hover,
-            self.symbols,
-        )
+
+    # --- what loads after initialize (ADR 0016) ----------------------------
+
+    @property
+    def features(self) -> Features:
+        """The features, built on first use (after the preload, if it runs)."""
+        if self._features is None:
+            self.preload.wait()
+            from lsp_server.features.loaded import Features
+
+            self._features = Features.of(self)
+        return self._features
+
+    @property
+    def diagnostics(self) -> Diagnostics:
+        return self.features.diagnostics
+
+    @property
+    def code_actions(self) -> CodeActions:
+        return self.features.code_actions
+
+    @property
+    def commands(self) -> Commands:
+        return self.features.commands
+
+    @property
+    def hover(self) -> Hover:
+        return self.features.hover
+
+    @property
+    def symbols(self) -> Symbols:
+        return self.features.symbols
+
+    @property
+    def settings(self) -> Settings:
+        """The settings in force: the initial options until ``initialized``
+        has read the editor's (parsed on first use, not at ``initialize``)."""
+        if self._settings is None:
+            self._apply_settings(self._init_options)
+            assert self._settings is not None
+        return self._settings
 
     @property
     def encoding(self) -> str:
@@ -106,13 +145,15 @@ class AcpLanguageServer(LanguageServer):
     # --- lifecycle ---------------------------------------------------------
 
     def setup(self, params: types.InitializeParams) -> None:
-        """At ``initialize``: what the client supports, and initial settings."""
+        """At ``initialize``: what the client supports, and the initial
+        options (read with the editor's settings at ``initialized``)."""
         self.support = ClientSupport.of(params)
         self._init_options = unwrap_section(params.initialization_options)
-        self._apply_settings(self._init_options)
 
     async def start(self) -> None:
-        """At ``initialized``: settings from the editor, then the backend tasks."""
+        """At ``initialized``: load the rest in the background, read the
+        settings (initial options and the editor's), then the backend tasks."""
+        self.preload.start()
         await self.reload_settings(None)
         if self._stopping is not None:
             return  # shut down while the editor was answering
@@ -130,7 +171,7 @@ class AcpLanguageServer(LanguageServer):
             self._stopping = asyncio.create_task(self._stop())
 
     async def _stop(self) -> None:
-        for feature in self.features:
+        for feature in self._features or ():  # none built: nothing to close
             feature.close()
         tasks = list(self._tasks)
         for task in tasks:
@@ -168,11 +209,15 @@ class AcpLanguageServer(LanguageServer):
             merged = {**self._init_options, **raw}
         elif raw is not None:
             merged = raw
+        await self.preload.loaded()  # the settings model, without blocking the loop
         self._apply_settings(merged)
 
     def _apply_settings(self, raw: object) -> None:
-        before = self.settings
-        self.settings, message = parse_settings(raw)
+        self.preload.wait()
+        from lsp_server.settings import Settings, parse_settings
+
+        before = self._settings or Settings()
+        self._settings, message = parse_settings(raw)
         if message is not None and message != self._settings_message:
             self.say(message, types.MessageType.Warning)
         self._settings_message = message
@@ -250,6 +295,8 @@ class AcpLanguageServer(LanguageServer):
         raise TransportError("the ACP event stream ended")
 
     async def on_event(self, client: AcpClient, event: Event) -> None:
+        from acp_client.events import ResourceChanged, StreamReset  # loaded: events flow
+
         if isinstance(event, ResourceChanged):
             self.roots.invalidate()
             if event.change == "unregistered":

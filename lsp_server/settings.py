@@ -1,8 +1,9 @@
 """The server's user settings: one typed model, read from the editor.
 
 Sources, later ones winning: ``initializationOptions`` (either the settings
-object itself or ``{"acp": {...}}``), then the ``acp`` section of
-``workspace/configuration``, refreshed on ``workspace/didChangeConfiguration``.
+object itself or ``{"acp": {...}}``), then the ``acp`` section
+(``lsp_server.advertised.SECTION``) of ``workspace/configuration``,
+refreshed on ``workspace/didChangeConfiguration``.
 
 Names on the wire are camelCase (``runOn``); the editors' configuration
 schemas (VS Code's ``contributes.configuration``) are generated from and
@@ -16,8 +17,6 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from pydantic.alias_generators import to_camel
-
-SECTION = "acp"
 
 
 class RunOn(StrEnum):
@@ -63,13 +62,6 @@ class Settings(BaseModel):
 def settings_schema() -> dict[str, Any]:
     """JSON Schema of the settings, keyed by their wire (camelCase) names."""
     return Settings.model_json_schema(by_alias=True)
-
-
-def unwrap_section(options: object) -> object:
-    """``initializationOptions`` may carry the settings directly or under ``acp``."""
-    if isinstance(options, dict) and isinstance(options.get(SECTION), dict):
-        return options[SECTION]
-    return options
 
 
 def parse_settings(raw: object) -> tuple[Settings, str | None]:

@@ -5,6 +5,10 @@ settings, client support, the placement of documents in resources and the
 background tasks. A feature holds its own state and logic; the session calls
 the hooks below at the moments they name, and ``lsp_server.handlers`` routes
 each LSP method to one feature method.
+
+The features load after the ``initialize`` answer (``lsp_server.preload``,
+ADR 0016): this package imports nothing heavy itself, and the session builds
+them through ``lsp_server.features.loaded``.
 """
 
 from __future__ import annotations
@@ -12,12 +16,11 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
-from acp_client.client import AcpClient
-from acp_client.events import Event
-from acp_client.models import Resource
-from lsp_server.roots import Placement
-
 if TYPE_CHECKING:
+    from acp_client.client import AcpClient
+    from acp_client.events import Event
+    from acp_client.models import Resource
+    from lsp_server.roots import Placement
     from lsp_server.server import AcpLanguageServer
 
 

@@ -33,17 +33,19 @@ from acp_client.errors import AcpError, TransportError
 from acp_client.events import Event, PlanChanged
 from acp_client.models import ChangeKind, Plan, PlanState
 from acp_client.paths import path_to_uri
-from lsp_server.features import Feature
-from lsp_server.features.code_actions.listing import (
+from lsp_server.advertised import (
     APPLY_FIX,
     APPLY_PLAN,
     CANCEL_PLAN,
     FIX_ALL,
-    OPEN_PLAN,
     PREVIEW_PLAN,
     PROPOSE_FIX,
     RERUN_PLAN,
     RUN_VALIDATIONS,
+)
+from lsp_server.features import Feature
+from lsp_server.features.code_actions.listing import (
+    OPEN_PLAN,
     Arguments,
     FixAllArgs,
     FixArgs,

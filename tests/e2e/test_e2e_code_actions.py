@@ -19,7 +19,7 @@ from acp_client.models import (
     ValidationMode,
     ValidationResult,
 )
-from lsp_server.features.code_actions.listing import COMMANDS, FIX_ALL_KIND
+from lsp_server.advertised import COMMANDS, FIX_ALL_KIND
 from tests.e2e.editing import Buffers
 from tests.e2e.lsp_harness import (
     PROFILES_AND_MODES,

@@ -17,7 +17,7 @@ import pytest
 from lsprotocol import types
 
 from acp_client.models import Plan, PlanState, Resource
-from lsp_server.features.code_actions.listing import PLAN_KIND
+from lsp_server.advertised import PLAN_KIND
 from tests.e2e import lsp_harness
 from tests.e2e.editing import Buffers
 from tests.e2e.lsp_harness import REPO, WAIT, Backend, Session, Starter, project, uri, wait_for

@@ -39,6 +39,8 @@ async def test_invalid_initialization_options_give_one_message_naming_the_field(
     await backend.register(root)
     # neovim 0.7 cannot answer workspace/configuration: options are all it has.
     session = await lsp("neovim@v0.7", [root], options={"acp": {"runOn": "sometimes"}})
+    # Said at initialized, once the settings model has loaded (ADR 0016).
+    await wait_for(lambda: warnings(session.client.messages) != [])
     (message,) = warnings(session.client.messages)
     assert "acp.runOn" in message and "default" in message
 

@@ -23,7 +23,8 @@ from editor_harness import (
     which,
 )
 
-from lsp_server.settings import SECTION, settings_schema
+from lsp_server.advertised import SECTION
+from lsp_server.settings import settings_schema
 
 EXTENSION = VSCODE_EXTENSION
 # pytest-lsp's recording of the capabilities VS Code sends.

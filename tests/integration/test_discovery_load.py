@@ -18,8 +18,7 @@ from pathlib import Path
 import pytest
 from test_serve import WAIT, Served
 
-from acp_client import connect
-from acp_client.connect import in_process, should_rediscover
+from acp_client.connect import connect, in_process, should_rediscover
 from acp_client.discovery import BACKEND_FILE, read_backend_file
 from acp_client.transport.http import HttpTransport
 
@@ -28,7 +27,7 @@ CLIENTS = 20
 CHILD = """
 import asyncio, sys
 from pathlib import Path
-from acp_client import connect
+from acp_client.connect import connect
 async def main():
     async with await connect("local", data_dir=Path(sys.argv[1])) as client:
         await client.initialize(client_name="load")

@@ -25,11 +25,9 @@ from acp_client.errors import RemoteError, ServerFault
 from acp_client.events import Event, PlanChanged, ResourceChanged
 from acp_client.models import Plan, Resource, TextEdit, ValidationResult, ValidationSpec
 from acp_client.paths import path_to_uri
+from lsp_server.advertised import APPLY_FIX, FIX_ALL
 from lsp_server.features import Feature
 from lsp_server.features.code_actions.listing import (
-    APPLY_FIX,
-    FIX_ALL,
-    KINDS,
     NEEDS,
     DocumentView,
     FixAllArgs,
@@ -47,8 +45,6 @@ if TYPE_CHECKING:
     from lsp_server.server import AcpLanguageServer
 
 log = logging.getLogger(__name__)
-
-OPTIONS = types.CodeActionOptions(code_action_kinds=list(KINDS), resolve_provider=True)
 
 
 class CodeActions(Feature):

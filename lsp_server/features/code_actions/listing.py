@@ -22,25 +22,18 @@ from lsprotocol import types
 from pydantic import BaseModel, ConfigDict
 
 from acp_client.models import Finding, Plan, PlanState, ValidationResult, ValidationSpec
-
-# The commands; ``workspace/executeCommand`` advertises exactly these.
-RUN_VALIDATIONS = "acp.runValidations"
-APPLY_FIX = "acp.applyFix"
-FIX_ALL = "acp.fixAll"
-PROPOSE_FIX = "acp.proposeFix"
-PREVIEW_PLAN = "acp.previewPlan"
-APPLY_PLAN = "acp.applyPlan"
-CANCEL_PLAN = "acp.cancelPlan"
-RERUN_PLAN = "acp.rerunPlan"
-COMMANDS = (
-    RUN_VALIDATIONS,
+from lsp_server.advertised import (
     APPLY_FIX,
-    FIX_ALL,
-    PROPOSE_FIX,
-    PREVIEW_PLAN,
     APPLY_PLAN,
     CANCEL_PLAN,
+    FIX_ALL,
+    FIX_ALL_KIND,
+    PLAN_KIND,
+    PREVIEW_PLAN,
+    PROPOSE_FIX,
     RERUN_PLAN,
+    RUN_VALIDATIONS,
+    VALIDATE_KIND,
 )
 
 NEEDS = {
@@ -52,11 +45,6 @@ NEEDS = {
     RERUN_PLAN: "validation.run",
 }
 """The ACP operation each command needs (the quick fixes need none)."""
-
-FIX_ALL_KIND = "source.fixAll.acp"
-VALIDATE_KIND = "source.acp.validate"
-PLAN_KIND = "refactor.acp.plan"
-KINDS = (types.CodeActionKind.QuickFix, FIX_ALL_KIND, VALIDATE_KIND, PLAN_KIND)
 
 OPEN_PLAN = frozenset({PlanState.COMPLETE, PlanState.CONSTRAINED})
 """Plans that can still be previewed and applied."""

@@ -42,10 +42,6 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
-OPTIONS = types.DiagnosticOptions(
-    identifier="acp", inter_file_dependencies=False, workspace_diagnostics=True
-)
-
 
 class Diagnostics(Feature):
     def __init__(self, session: AcpLanguageServer) -> None:

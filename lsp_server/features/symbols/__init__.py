@@ -45,7 +45,6 @@ log = logging.getLogger(__name__)
 
 LIMIT = 250
 """The most symbols one query answers (editors show a screenful anyway)."""
-OPTIONS = types.WorkspaceSymbolOptions(resolve_provider=True)
 
 
 class Symbols(Feature):

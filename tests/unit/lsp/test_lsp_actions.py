@@ -20,12 +20,8 @@ from acp_client.models import (
     ValidationResult,
     ValidationSpec,
 )
+from lsp_server.advertised import APPLY_FIX, APPLY_PLAN, FIX_ALL_KIND, PLAN_KIND, PROPOSE_FIX
 from lsp_server.features.code_actions.listing import (
-    APPLY_FIX,
-    APPLY_PLAN,
-    FIX_ALL_KIND,
-    PLAN_KIND,
-    PROPOSE_FIX,
     DocumentView,
     list_actions,
 )

@@ -1,4 +1,5 @@
-from lsp_server.settings import RunOn, Settings, parse_settings, settings_schema, unwrap_section
+from lsp_server.advertised import unwrap_section
+from lsp_server.settings import RunOn, Settings, parse_settings, settings_schema
 
 
 def test_defaults_when_nothing_sent() -> None:

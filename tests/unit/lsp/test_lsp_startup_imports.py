@@ -1,17 +1,21 @@
-"""What each entry point loads (ADR 0015): ``acp-lsp --help`` parses its
-arguments before anything heavy is imported, and ``acp-lsp check`` runs a
-whole check without loading an LSP framework.
+"""What each entry point loads (ADR 0015, 0016): ``acp-lsp --help`` parses its
+arguments before anything heavy is imported, ``acp-lsp check`` runs a whole
+check without loading an LSP framework, and the language server answers
+``initialize`` before it loads its features and the ACP client.
 
-Each case runs in a fresh interpreter and lists the modules it ended with,
-so an eager import anywhere on the path fails here, not in a stopwatch.
+Each case runs in a fresh interpreter and lists the modules it loaded, so an
+eager import anywhere on the path fails here, not in a stopwatch.
 """
 
 from __future__ import annotations
 
+import asyncio
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 from tests.unit.lsp.lsp_factories import todo_project
 
@@ -57,3 +61,95 @@ def test_check_runs_a_whole_check_without_an_lsp_framework(tmp_path: Path) -> No
     assert code == 0
     assert "acp_backend" in modules  # the run really happened, in this process
     assert not modules & {"pygls", "lsprotocol", "cattrs"}
+
+
+# What the initialize answer must not wait for (ADR 0016): the features and
+# the ACP client under them load in the background after it.
+LOADED_AFTER_INITIALIZE = {
+    "pydantic",
+    "httpx",
+    "sqlite3",
+    "acp_backend",
+    "acp_client.client",
+    "acp_client.models",
+    "acp_client.events",
+    "acp_client.connect",
+    "lsp_server.settings",
+    "lsp_server.features.loaded",
+    "lsp_server.features.diagnostics",
+}
+
+# The server as ``acp-lsp`` runs it, its stdout wrapped: before each message
+# goes out, the modules loaded at that moment are appended to a file, one
+# JSON list a line (``sys.modules`` sees every import, however it was made).
+SERVE = """
+import json, sys
+from lsp_server.__main__ import main
+
+class Recording:
+    def __init__(self, out, path):
+        self.out, self.path = out, path
+    def write(self, data):
+        with open(self.path, "a") as log:
+            log.write(json.dumps(sorted(sys.modules.copy())) + "\\n")
+        return self.out.write(data)
+    def flush(self):
+        self.out.flush()
+
+class Stdout:
+    buffer = Recording(sys.stdout.buffer, sys.argv[1])
+
+sys.stdout = Stdout()
+sys.exit(main(sys.argv[2:]))
+"""
+
+
+def frame(message: dict[str, object]) -> bytes:
+    body = json.dumps(message).encode()
+    return b"Content-Length: %d\r\n\r\n%s" % (len(body), body)
+
+
+async def receive(stdout: asyncio.StreamReader) -> dict[str, Any]:
+    length = 0
+    while line := (await stdout.readline()).strip():
+        name, _, value = line.partition(b":")
+        if name.lower() == b"content-length":
+            length = int(value)
+    message: dict[str, Any] = json.loads(await stdout.readexactly(length))
+    return message
+
+
+def loaded_at_each_write(path: Path) -> list[set[str]]:
+    return [set(json.loads(line)) for line in path.read_text().splitlines()]
+
+
+async def test_initialize_is_answered_before_the_client_and_the_features_load(
+    tmp_path: Path,
+) -> None:
+    writes = tmp_path / "modules.jsonl"
+    server = await asyncio.create_subprocess_exec(
+        *(sys.executable, "-c", SERVE, str(writes), "--data-dir", str(tmp_path / "data")),
+        cwd=ROOT,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+    )
+    assert server.stdin is not None and server.stdout is not None
+    try:
+        params = {"processId": None, "rootUri": tmp_path.as_uri(), "capabilities": {}}
+        server.stdin.write(
+            frame({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": params})
+        )
+        async with asyncio.timeout(30):
+            reply = await receive(server.stdout)
+            server.stdin.write(frame({"jsonrpc": "2.0", "method": "initialized", "params": {}}))
+            while "ACP backend connected" not in str(await receive(server.stdout)):
+                pass
+    finally:
+        server.kill()
+        await server.wait()
+    at_answer, *later = loaded_at_each_write(writes)
+    assert reply["id"] == 1 and "capabilities" in reply["result"]
+    assert {"pygls.lsp.server", "lsprotocol.types", "lsp_server.handlers"} <= at_answer
+    assert at_answer & LOADED_AFTER_INITIALIZE == set()
+    assert later[-1] >= LOADED_AFTER_INITIALIZE  # loaded, unasked, once initialized
