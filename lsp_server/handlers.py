@@ -4,7 +4,7 @@ Nothing here decides anything; each handler is one line. Async handlers run
 as tasks, so none of them blocks the editor.
 
 Registering them loads no feature: the options come from
-``lsp_server.advertised`` and ``ls.<feature>`` is built on first use, after
+``lsp_server.advertised``, and ``ls.features`` is built on first use, after
 the ``initialize`` answer (ADR 0016).
 """
 
@@ -67,7 +67,7 @@ def register(server: AcpLanguageServer) -> None:
     async def document_diagnostic(
         ls: AcpLanguageServer, params: types.DocumentDiagnosticParams
     ) -> types.DocumentDiagnosticReport:
-        return await ls.diagnostics.document_report(
+        return await ls.features.diagnostics.document_report(
             params.text_document.uri, params.previous_result_id
         )
 
@@ -75,14 +75,14 @@ def register(server: AcpLanguageServer) -> None:
     def workspace_diagnostic(
         ls: AcpLanguageServer, params: types.WorkspaceDiagnosticParams
     ) -> types.WorkspaceDiagnosticReport:
-        return ls.diagnostics.workspace_report(params.previous_result_ids)
+        return ls.features.diagnostics.workspace_report(params.previous_result_ids)
 
     @server.feature(types.WINDOW_WORK_DONE_PROGRESS_CANCEL)
     async def progress_cancelled(
         ls: AcpLanguageServer, params: types.WorkDoneProgressCancelParams
     ) -> None:
-        if not await ls.commands.progress.cancelled(str(params.token)):
-            await ls.diagnostics.progress_cancelled(str(params.token))
+        if not await ls.features.commands.progress.cancelled(str(params.token)):
+            await ls.features.diagnostics.progress_cancelled(str(params.token))
 
     # --- code actions and commands --------------------------------------------
 
@@ -90,17 +90,17 @@ def register(server: AcpLanguageServer) -> None:
     def code_action(
         ls: AcpLanguageServer, params: types.CodeActionParams
     ) -> list[types.CodeAction] | None:
-        return ls.code_actions.offered(params)
+        return ls.features.code_actions.offered(params)
 
     @server.feature(types.CODE_ACTION_RESOLVE)
     def code_action_resolve(ls: AcpLanguageServer, action: types.CodeAction) -> types.CodeAction:
-        return ls.code_actions.resolve(action)
+        return ls.features.code_actions.resolve(action)
 
     # --- hover ----------------------------------------------------------------
 
     @server.feature(types.TEXT_DOCUMENT_HOVER)
     async def hover(ls: AcpLanguageServer, params: types.HoverParams) -> types.Hover | None:
-        return await ls.hover.hover(params)
+        return await ls.features.hover.hover(params)
 
     # --- workspace symbols ----------------------------------------------------
 
@@ -108,13 +108,13 @@ def register(server: AcpLanguageServer) -> None:
     async def workspace_symbol(
         ls: AcpLanguageServer, params: types.WorkspaceSymbolParams
     ) -> list[types.WorkspaceSymbol]:
-        return await ls.symbols.query(params.query)
+        return await ls.features.symbols.query(params.query)
 
     @server.feature(types.WORKSPACE_SYMBOL_RESOLVE)
     async def workspace_symbol_resolve(
         ls: AcpLanguageServer, params: types.WorkspaceSymbol
     ) -> types.WorkspaceSymbol:
-        return await ls.symbols.resolve(params)
+        return await ls.features.symbols.resolve(params)
 
     for name in advertised.COMMANDS:
         _command(server, name)
@@ -125,4 +125,4 @@ def _command(server: AcpLanguageServer, name: str) -> None:
 
     @server.command(name)
     async def run(ls: AcpLanguageServer, *arguments: Any) -> object:
-        return await ls.commands.execute(name, arguments)
+        return await ls.features.commands.execute(name, arguments)

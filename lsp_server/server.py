@@ -41,12 +41,7 @@ if TYPE_CHECKING:  # loaded after the initialize answer (lsp_server.preload)
     from acp_client.client import AcpClient
     from acp_client.events import Event
     from acp_client.models import Resource
-    from lsp_server.features.code_actions import CodeActions
-    from lsp_server.features.commands import Commands
-    from lsp_server.features.diagnostics import Diagnostics
-    from lsp_server.features.hover import Hover
     from lsp_server.features.loaded import Features
-    from lsp_server.features.symbols import Symbols
     from lsp_server.settings import Settings
 
 log = logging.getLogger(__name__)
@@ -101,26 +96,6 @@ class AcpLanguageServer(LanguageServer):
 
             self._features = Features.of(self)
         return self._features
-
-    @property
-    def diagnostics(self) -> Diagnostics:
-        return self.features.diagnostics
-
-    @property
-    def code_actions(self) -> CodeActions:
-        return self.features.code_actions
-
-    @property
-    def commands(self) -> Commands:
-        return self.features.commands
-
-    @property
-    def hover(self) -> Hover:
-        return self.features.hover
-
-    @property
-    def symbols(self) -> Symbols:
-        return self.features.symbols
 
     @property
     def settings(self) -> Settings:
