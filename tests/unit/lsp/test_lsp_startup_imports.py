@@ -80,18 +80,24 @@ LOADED_AFTER_INITIALIZE = {
 }
 
 # The server as ``acp-lsp`` runs it, its stdout wrapped: before each message
-# goes out, the modules loaded at that moment are appended to a file, one
-# JSON list a line (``sys.modules`` sees every import, however it was made).
+# goes out, the modules loaded at that moment (``sys.modules`` sees every
+# import, however it was made) and the collector's state are appended to a
+# file, one JSON object a line.
 SERVE = """
-import json, sys
+import gc, json, sys
 from lsp_server.__main__ import main
 
 class Recording:
     def __init__(self, out, path):
         self.out, self.path = out, path
     def write(self, data):
+        state = {
+            "modules": sorted(sys.modules.copy()),
+            "gc": gc.isenabled(),
+            "frozen": gc.get_freeze_count(),
+        }
         with open(self.path, "a") as log:
-            log.write(json.dumps(sorted(sys.modules.copy())) + "\\n")
+            log.write(json.dumps(state) + "\\n")
         return self.out.write(data)
     def flush(self):
         self.out.flush()
@@ -119,8 +125,8 @@ async def receive(stdout: asyncio.StreamReader) -> dict[str, Any]:
     return message
 
 
-def loaded_at_each_write(path: Path) -> list[set[str]]:
-    return [set(json.loads(line)) for line in path.read_text().splitlines()]
+def state_at_each_write(path: Path) -> list[dict[str, Any]]:
+    return [json.loads(line) for line in path.read_text().splitlines()]
 
 
 async def test_initialize_is_answered_before_the_client_and_the_features_load(
@@ -148,8 +154,12 @@ async def test_initialize_is_answered_before_the_client_and_the_features_load(
     finally:
         server.kill()
         await server.wait()
-    at_answer, *later = loaded_at_each_write(writes)
+    at_answer, *later = state_at_each_write(writes)
     assert reply["id"] == 1 and "capabilities" in reply["result"]
-    assert {"pygls.lsp.server", "lsprotocol.types", "lsp_server.handlers"} <= at_answer
-    assert at_answer & LOADED_AFTER_INITIALIZE == set()
-    assert later[-1] >= LOADED_AFTER_INITIALIZE  # loaded, unasked, once initialized
+    loaded = set(at_answer["modules"])
+    assert {"pygls.lsp.server", "lsprotocol.types", "lsp_server.handlers"} <= loaded
+    assert loaded & LOADED_AFTER_INITIALIZE == set()
+    assert set(later[-1]["modules"]) >= LOADED_AFTER_INITIALIZE  # loaded, unasked
+    # The collector, paused while the LSP types loaded, is back on, and what
+    # start-up built is kept out of its passes.
+    assert at_answer["gc"] and at_answer["frozen"] > 10_000
