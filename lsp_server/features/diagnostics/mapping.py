@@ -7,7 +7,8 @@ save spent most of its publish there; ADR 0015). Where pygls needs objects
 
 A finding's related places (SARIF ``relatedLocations``, extra locations,
 code flow steps) and its rule's documentation go out only to clients that
-take them (``Links``); a finding without either costs nothing more.
+take them (``Links``); a finding with neither costs one check, a client
+taking neither not even that.
 """
 
 from __future__ import annotations
@@ -78,7 +79,7 @@ def to_diagnostic(
 
 
 def _link(wire: Wire, finding: Finding, links: Links, encoding: PositionEncodingKind | str) -> None:
-    if links.code_description and finding.help_uri and is_web_link(finding.help_uri):
+    if links.code_description and finding.help_uri and _is_web_link(finding.help_uri):
         wire["codeDescription"] = {"href": finding.help_uri}
     if links.place is not None and finding.related:
         related = [_related(r, links.place, encoding) for r in finding.related]
@@ -104,7 +105,7 @@ _URI_CHARACTERS = frozenset(string.ascii_letters + string.digits + "-._~:/?#[]@!
 
 
 @functools.lru_cache(maxsize=1024)
-def is_web_link(uri: str) -> bool:
+def _is_web_link(uri: str) -> bool:
     """An absolute http(s) URI with a host, in URI characters only (RFC 3986):
     what an editor can open as the rule's documentation. Few distinct links
     (one per rule) stand behind thousands of findings, hence the cache."""
