@@ -28,6 +28,7 @@ from acp_client.errors import (
     MethodNotFound,
     RemoteError,
 )
+from acp_client.events import Event
 from acp_client.operations import OPERATIONS, Operation, Params, canonical_method
 from acp_client.paths import default_data_dir
 
@@ -118,6 +119,10 @@ class BackendFacade:
 
     def subscribe(self, after: int | None = None) -> AsyncGenerator[dict[str, Any], None]:
         return self.context.events.subscribe(after)
+
+    def events(self, after: int | None = None) -> AsyncGenerator[Event, None]:
+        """``subscribe`` as typed events, shared rather than copied."""
+        return self.context.events.events(after)
 
     async def aclose(self) -> None:
         if self._closed:

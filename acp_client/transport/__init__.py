@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 from collections.abc import AsyncIterator, Mapping
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
+
+if TYPE_CHECKING:
+    from acp_client.events import Event
 
 
 class Transport(Protocol):
@@ -11,16 +14,16 @@ class Transport(Protocol):
 
     ``call`` returns the JSON-RPC ``result`` or raises an ``AcpError``
     subclass (``TransportError`` for outages, ``RemoteError`` for refusals).
-    ``events`` yields JSON-RPC notification dicts with ``params.event_id``
-    greater than ``after``; it reconnects by itself where it can and raises
-    ``StreamDropped`` only when it gives up.
+    ``events`` yields JSON-RPC notification dicts (or, in process, typed
+    events) with ``params.event_id`` greater than ``after``; it reconnects
+    by itself where it can and raises ``StreamDropped`` only when it gives up.
     """
 
     description: str
 
     async def call(self, method: str, params: Mapping[str, Any]) -> Any: ...
 
-    def events(self, after: int | None = None) -> AsyncIterator[dict[str, Any]]: ...
+    def events(self, after: int | None = None) -> AsyncIterator[dict[str, Any] | Event]: ...
 
     async def aclose(self) -> None: ...
 
@@ -34,6 +37,9 @@ class Facade(Protocol):
     ``subscribe`` yields event notifications after ``after`` (a
     ``stream.reset`` first when ``after`` is older than the retained log),
     then new ones as they happen, until the consumer stops iterating.
+    A facade may also offer ``events(after)``, the same stream as typed
+    ``acp_client.events.Event`` objects (see ``TypedEvents``): the
+    in-process client then takes them as they are, with no copy.
     """
 
     async def dispatch(self, method: str, params: Mapping[str, Any] | None) -> Any: ...
@@ -41,3 +47,10 @@ class Facade(Protocol):
     def subscribe(self, after: int | None = None) -> AsyncIterator[dict[str, Any]]: ...
 
     async def aclose(self) -> None: ...
+
+
+@runtime_checkable
+class TypedEvents(Protocol):
+    """A facade that hands its events over as typed, frozen objects."""
+
+    def events(self, after: int | None = None) -> AsyncIterator[Event]: ...

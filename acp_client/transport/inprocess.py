@@ -14,7 +14,8 @@ from pathlib import Path
 from typing import Any, cast
 
 from acp_client.errors import AcpError, BackendUnreachable, InternalError
-from acp_client.transport import Facade
+from acp_client.events import Event
+from acp_client.transport import Facade, TypedEvents
 
 log = logging.getLogger(__name__)
 
@@ -66,7 +67,9 @@ class InProcessTransport:
             log.exception("in-process %s failed", method)
             raise InternalError(f"{method} failed inside the backend") from exc
 
-    def events(self, after: int | None = None) -> AsyncIterator[dict[str, Any]]:
+    def events(self, after: int | None = None) -> AsyncIterator[dict[str, Any] | Event]:
+        if isinstance(self.facade, TypedEvents):
+            return self.facade.events(after)
         return self.facade.subscribe(after)
 
     async def aclose(self) -> None:

@@ -65,6 +65,8 @@ class Diagnostics(Feature):
 
     def start(self) -> None:
         self.presenter.encoding = self.session.encoding
+        self.presenter.related_information = self.session.support.related_information
+        self.presenter.code_description = self.session.support.code_description
         self.session.spawn(self._progress.run())
 
     def backend_lost(self) -> None:
@@ -294,7 +296,7 @@ class Diagnostics(Feature):
             self._publisher.changed(key)
 
     def _publish(self, key: FileKey) -> None:
-        for params in self.presenter.publish_params(key):
+        for params in self.presenter.publish_params(key):  # JSON already
             self.session.notify_json(types.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS, params)
 
     def _refresh(self, _: str) -> None:

@@ -79,33 +79,28 @@ LOADED_AFTER_INITIALIZE = {
     "lsp_server.features.diagnostics",
 }
 
-# The server as ``acp-lsp`` runs it, its stdout wrapped: before each message
-# goes out, the modules loaded at that moment (``sys.modules`` sees every
-# import, however it was made) and the collector's state are appended to a
-# file, one JSON object a line.
+# The server as ``acp-lsp`` runs it, its stdout writer wrapped: before each
+# message goes out, the modules loaded at that moment (``sys.modules`` sees
+# every import, however it was made) and the collector's state are appended
+# to a file, one JSON object a line.
 SERVE = """
 import gc, json, sys
+from lsp_server import stdio
 from lsp_server.__main__ import main
 
-class Recording:
-    def __init__(self, out, path):
-        self.out, self.path = out, path
-    def write(self, data):
+def recording(write):
+    def recorded(self, data):
         state = {
             "modules": sorted(sys.modules.copy()),
             "gc": gc.isenabled(),
             "frozen": gc.get_freeze_count(),
         }
-        with open(self.path, "a") as log:
+        with open(sys.argv[1], "a") as log:
             log.write(json.dumps(state) + "\\n")
-        return self.out.write(data)
-    def flush(self):
-        self.out.flush()
+        return write(self, data)
+    return recorded
 
-class Stdout:
-    buffer = Recording(sys.stdout.buffer, sys.argv[1])
-
-sys.stdout = Stdout()
+stdio.PipeStdout.write = recording(stdio.PipeStdout.write)
 sys.exit(main(sys.argv[2:]))
 """
 
