@@ -26,8 +26,8 @@ def register(server: AcpLanguageServer) -> None:
         ls.setup(params)
 
     @server.feature(types.INITIALIZED)
-    async def initialized(ls: AcpLanguageServer, _: types.InitializedParams) -> None:
-        await ls.start()
+    def initialized(ls: AcpLanguageServer, _: types.InitializedParams) -> None:
+        ls.start()
 
     @server.feature(types.SHUTDOWN)
     def shutdown(ls: AcpLanguageServer, _: None) -> None:

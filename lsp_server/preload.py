@@ -38,10 +38,13 @@ class Preload:
         self._done: Future[None] | None = None
 
     def start(self) -> None:
-        """Begin loading in a daemon thread (once)."""
+        """Begin loading in a thread (once)."""
         if self._done is None:
             self._done = Future()
-            threading.Thread(target=self._load, name="acp-lsp-preload", daemon=True).start()
+            # Not a daemon: an exit must wait for the import in progress (a
+            # thread stopped at exit inside pydantic-core's Rust aborts the
+            # process); at worst it waits for the rest of the load.
+            threading.Thread(target=self._load, name="acp-lsp-preload").start()
 
     def _load(self) -> None:
         assert self._done is not None
@@ -60,5 +63,5 @@ class Preload:
 
     async def loaded(self) -> None:
         """``wait`` without blocking the event loop."""
-        if self._done is not None:
-            await asyncio.wrap_future(self._done)
+        if self._done is not None:  # shielded: a cancelled waiter must not cancel the load
+            await asyncio.shield(asyncio.wrap_future(self._done))

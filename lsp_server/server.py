@@ -141,10 +141,14 @@ class AcpLanguageServer(LanguageServer):
         self.support = ClientSupport.of(params)
         self._init_options = unwrap_section(params.initialization_options)
 
-    async def start(self) -> None:
-        """At ``initialized``: load the rest in the background, read the
-        settings (initial options and the editor's), then the backend tasks."""
+    def start(self) -> None:
+        """At ``initialized``: load the rest in the background, then (a task
+        of the session's, cancelled quietly if the editor goes away first)
+        read the settings and start the features and the backend tasks."""
         self.preload.start()
+        self.spawn(self._start())
+
+    async def _start(self) -> None:
         await self.reload_settings(None)
         if self._stopping is not None:
             return  # shut down while the editor was answering

@@ -67,12 +67,13 @@ async def test_websocket(listening: int) -> None:
 
 
 async def test_exits_when_the_editor_goes_away(tmp_path: Path) -> None:
-    """stdin closed without shutdown/exit (the editor crashed): no orphan."""
+    """stdin closed without shutdown/exit (the editor crashed): no orphan,
+    and no crash, even while the features still load (ADR 0016)."""
     process = await asyncio.create_subprocess_exec(
         *[sys.executable, "-m", "lsp_server", "--data-dir", str(tmp_path)],
         stdin=asyncio.subprocess.PIPE,
         stdout=asyncio.subprocess.PIPE,
-        stderr=asyncio.subprocess.DEVNULL,
+        stderr=asyncio.subprocess.PIPE,
     )
     assert process.stdin is not None and process.stdout is not None
     for message in (INITIALIZE, {"jsonrpc": "2.0", "method": "initialized", "params": {}}):
@@ -82,4 +83,7 @@ async def test_exits_when_the_editor_goes_away(tmp_path: Path) -> None:
     await process.stdout.readuntil(b"serverInfo")  # it answered initialize
     process.stdin.close()
     async with asyncio.timeout(10):
+        assert process.stderr is not None
+        stderr = await process.stderr.read()
         assert await process.wait() == 0
+    assert b"Traceback" not in stderr and b"FATAL" not in stderr
