@@ -14,7 +14,7 @@ import logging
 from collections.abc import AsyncIterator
 from typing import Any
 
-from acp_client.transport import Facade
+from acp_client.transport import Facade, subscribe
 
 log = logging.getLogger(__name__)
 
@@ -23,7 +23,11 @@ STREAM_BUFFER = 256
 
 
 async def sse_frames(
-    facade: Facade, after: int | None, keepalive: float, closing: asyncio.Event
+    facade: Facade,
+    after: int | None,
+    keepalive: float,
+    closing: asyncio.Event,
+    partial: bool = False,
 ) -> AsyncIterator[str]:
     """SSE frames for the facade's events, with keep-alive comments in between.
 
@@ -34,7 +38,7 @@ async def sse_frames(
 
     async def pump() -> None:
         try:
-            async for message in facade.subscribe(after):
+            async for message in subscribe(facade, after, partial):
                 await queue.put(message)
         except Exception:
             log.exception("event subscription failed")

@@ -19,6 +19,7 @@ from pydantic import ValidationError
 from acp_backend.context import BackendContext
 from acp_backend.eventlog import DEFAULT_RETENTION, EventLog
 from acp_backend.handlers import HANDLERS, STARTUP
+from acp_backend.partial_events import whole_results
 from acp_backend.registry import Registry
 from acp_backend.store import Store, limit_from_env
 from acp_client.errors import (
@@ -116,8 +117,12 @@ class BackendFacade:
                 f"internal error while handling {name}", remedy="see the backend's log"
             ) from None
 
-    def subscribe(self, after: int | None = None) -> AsyncGenerator[dict[str, Any], None]:
-        return self.context.events.subscribe(after)
+    def subscribe(
+        self, after: int | None = None, *, partial: bool = False
+    ) -> AsyncGenerator[dict[str, Any], None]:
+        """``partial``: results of runs on some files as logged (ADR 0017)."""
+        events = self.context.events.subscribe(after)
+        return events if partial else whole_results(self.context.store, events)
 
     async def aclose(self) -> None:
         if self._closed:

@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+import inspect
 from collections.abc import AsyncIterator, Mapping
-from typing import Any, Protocol
+from typing import Any, Protocol, cast
 
 
 class Transport(Protocol):
@@ -13,14 +14,18 @@ class Transport(Protocol):
     subclass (``TransportError`` for outages, ``RemoteError`` for refusals).
     ``events`` yields JSON-RPC notification dicts with ``params.event_id``
     greater than ``after``; it reconnects by itself where it can and raises
-    ``StreamDropped`` only when it gives up.
+    ``StreamDropped`` only when it gives up. ``partial``: ask for partial
+    results (``ValidationResultEvent.covered``); a backend that does not
+    offer them sends whole ones, which a partial-aware client reads alike.
     """
 
     description: str
 
     async def call(self, method: str, params: Mapping[str, Any]) -> Any: ...
 
-    def events(self, after: int | None = None) -> AsyncIterator[dict[str, Any]]: ...
+    def events(
+        self, after: int | None = None, *, partial: bool = False
+    ) -> AsyncIterator[dict[str, Any]]: ...
 
     async def aclose(self) -> None: ...
 
@@ -34,6 +39,8 @@ class Facade(Protocol):
     ``subscribe`` yields event notifications after ``after`` (a
     ``stream.reset`` first when ``after`` is older than the retained log),
     then new ones as they happen, until the consumer stops iterating.
+    A facade whose ``subscribe`` also takes ``partial`` (keyword) can send
+    partial results to a subscriber that asks for them.
     """
 
     async def dispatch(self, method: str, params: Mapping[str, Any] | None) -> Any: ...
@@ -41,3 +48,13 @@ class Facade(Protocol):
     def subscribe(self, after: int | None = None) -> AsyncIterator[dict[str, Any]]: ...
 
     async def aclose(self) -> None: ...
+
+
+def subscribe(
+    facade: Facade, after: int | None, partial: bool = False
+) -> AsyncIterator[dict[str, Any]]:
+    """``facade.subscribe``, with partial results when asked and offered."""
+    if partial and "partial" in inspect.signature(facade.subscribe).parameters:
+        events: AsyncIterator[dict[str, Any]] = cast(Any, facade).subscribe(after, partial=True)
+        return events
+    return facade.subscribe(after)

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any, cast
 
 from acp_client.errors import AcpError, BackendUnreachable, InternalError
-from acp_client.transport import Facade
+from acp_client.transport import Facade, subscribe
 
 log = logging.getLogger(__name__)
 
@@ -66,8 +66,10 @@ class InProcessTransport:
             log.exception("in-process %s failed", method)
             raise InternalError(f"{method} failed inside the backend") from exc
 
-    def events(self, after: int | None = None) -> AsyncIterator[dict[str, Any]]:
-        return self.facade.subscribe(after)
+    def events(
+        self, after: int | None = None, *, partial: bool = False
+    ) -> AsyncIterator[dict[str, Any]]:
+        return subscribe(self.facade, after, partial)
 
     async def aclose(self) -> None:
         await self.facade.aclose()
