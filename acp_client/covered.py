@@ -26,5 +26,6 @@ def merge_covered(
 ) -> tuple[Finding, ...]:
     """``fresh``'s findings for the covered files, then ``earlier``'s for the others."""
     own = tuple(finding for finding in fresh if covers(finding, covered))
-    kept = tuple(finding for finding in earlier if not covers(finding, covered))
+    # Inlined ``not covers``: this pass is over every finding carried over.
+    kept = tuple(f for f in earlier if f.location is not None and f.location.path not in covered)
     return own + kept

@@ -147,7 +147,7 @@ def rows(
     carried = int(measured["findings_full"])
     return [
         {
-            "measure": f"{label}: save -> result, one file of {files} ({carried} findings)",
+            "measure": f"{label}: save -> diagnostics, one file of {files} ({carried} findings)",
             "value": round(save, 1),
             "unit": "ms",
             "floor": round(tool_ms, 1),

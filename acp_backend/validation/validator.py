@@ -174,7 +174,7 @@ def _merged(
     verdict: Verdict, covered: frozenset[str], previous: ValidationResult | None
 ) -> Verdict:
     findings = merged_findings(verdict.findings, covered, previous)
-    carried = sum(1 for f in findings if not covers(f, covered))
+    carried = len(findings) - sum(1 for f in verdict.findings if covers(f, covered))
     message = verdict.message
     if carried:
         message = f"{_count(len(findings))} ({carried} kept from files this run did not check)"
