@@ -8,8 +8,10 @@ from pathlib import Path
 
 import pytest
 
+from acp_client.events import ValidationResultEvent
+from acp_client.models import ValidationMode
 from acp_client.operations import ValidationRunResult
-from tests.e2e.lsp_harness import Backend, Starter, project, uri, wait_for
+from tests.e2e.lsp_harness import Backend, Starter, finding, project, result, uri, wait_for
 
 TOML = """\
 [[validations]]
@@ -47,3 +49,30 @@ async def test_a_save_sends_only_the_saved_files_diagnostics(
     ]
     assert stored["run_id"] != run.run_id  # the save's result, merged: b.py's finding kept
     assert [f["location"]["path"] for f in stored["findings"]] == ["b.py"]
+
+
+async def test_a_partial_result_it_cannot_continue_is_caught_up_by_listing(
+    tmp_path: Path, backend: Backend, lsp: Starter
+) -> None:
+    """The result shown is not the one the event continues (an event was
+    missed): the server lists the whole result instead of guessing."""
+    root = project(tmp_path / "app", {"a.py": "x\n", "b.py": "y\n"})
+    resource = await backend.register(root)
+    session = await lsp("neovim@v0.11", [root])
+    session.open(root / "a.py")
+    await session.wait_in_play(root)
+    req = ValidationMode.REQUIRED
+    backend.publish(result(resource, "lint", req, False, [finding("a.py", 0, 0, "first")]))
+    a, b = uri(root / "a.py"), uri(root / "b.py")
+    await wait_for(lambda: [d.message for d in session.client.diagnostics.get(a, ())] == ["first"])
+    # Stored whole: a.py's new finding and b.py's from a result this session never saw.
+    whole = result(
+        resource, "lint", req, False, [finding("a.py", 0, 0, "new"), finding("b.py", 0, 0, "b")]
+    )
+    backend.facade.context.store.insert_result(whole)
+    partial = whole.model_copy(update={"findings": whole.findings[:1]})
+    backend.publish_event(
+        ValidationResultEvent, result=partial, covered=("a.py",), base_result_id="missed"
+    )
+    await wait_for(lambda: [d.message for d in session.client.diagnostics.get(b, ())] == ["b"])
+    assert [d.message for d in session.client.diagnostics[a]] == ["new"]
