@@ -315,8 +315,11 @@ class AcpClient:
         (``covered``), for the caller to merge (``acp_client.covered``).
         """
         last = after
-        stream = self.transport.events(after, partial=True) if partial else None
-        async for message in stream or self.transport.events(after):
+        # Only asked when wanted: a plugged-in transport may not know the flag.
+        stream = (
+            self.transport.events(after, partial=True) if partial else self.transport.events(after)
+        )
+        async for message in stream:
             try:
                 event = parse_event(message)
             except UnknownEvent as exc:
