@@ -39,6 +39,8 @@ class ClientSupport:
     client_name: str = ""
     client_version: str = ""
     pull_diagnostics: bool = False
+    related_information: bool = False  # diagnostics may point at other places
+    code_description: bool = False  # diagnostics may link to their rule's documentation
     work_done_progress: bool = False
     configuration: bool = False
     apply_edit: bool = False
@@ -59,6 +61,8 @@ class ClientSupport:
             client_name=info.name if info else "",
             client_version=(info.version or "") if info else "",
             pull_diagnostics=pulls(caps),
+            related_information=_diagnostics_take(caps, "related_information"),
+            code_description=_diagnostics_take(caps, "code_description_support"),
             work_done_progress=bool(_get(caps, "window.work_done_progress")),
             configuration=bool(_get(caps, "workspace.configuration")),
             apply_edit=bool(_get(caps, "workspace.apply_edit")),
@@ -76,6 +80,16 @@ class ClientSupport:
             symbol_resolve=_strings(caps, "workspace.symbol.resolve_support.properties"),
             show_document=bool(_get(caps, "window.show_document.support")),
         )
+
+
+def _diagnostics_take(capabilities: types.ClientCapabilities, field: str) -> bool:
+    """A diagnostic field the client takes, pushed or (LSP 3.18 says so apart)
+    pulled: clients before 3.18 announce it for push only and read pulled
+    diagnostics with the same code."""
+    return any(
+        _get(capabilities, f"text_document.{kind}.{field}")
+        for kind in ("publish_diagnostics", "diagnostic")
+    )
 
 
 def pulls(capabilities: types.ClientCapabilities) -> bool:

@@ -69,6 +69,8 @@ class Diagnostics(Feature):
 
     def start(self) -> None:
         self.presenter.encoding = self.session.encoding
+        self.presenter.related_information = self.session.support.related_information
+        self.presenter.code_description = self.session.support.code_description
         self.session.spawn(self._progress.run())
 
     def backend_lost(self) -> None:

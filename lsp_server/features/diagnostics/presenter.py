@@ -24,6 +24,7 @@ from lsprotocol.types import (
 
 from acp_client.models import ValidationResult
 from lsp_server.features.diagnostics.mapping import (
+    Links,
     Wire,
     as_objects,
     config_diagnostic,
@@ -32,7 +33,7 @@ from lsp_server.features.diagnostics.mapping import (
 from lsp_server.features.diagnostics.store import DiagnosticsStore
 from lsp_server.marks import Mark
 from lsp_server.positions import DiskText, Lines, split_lines
-from lsp_server.roots import FileKey, Roots
+from lsp_server.roots import FileKey, Roots, inside
 
 _BOM = "\ufeff"
 
@@ -86,6 +87,8 @@ class Presenter:
         self.store = store
         self.roots = roots
         self.encoding = encoding
+        self.related_information = False  # what the client takes (ClientSupport)
+        self.code_description = False
         self._on_change = on_change
         self._open: dict[FileKey, OpenDocument] = {}
         self._disk = DiskText()
@@ -144,7 +147,8 @@ class Presenter:
         marks = self.store.marks(key)
         if document is not None:
             marks = [mark for mark in marks if document.computed_on(mark, key[1])]
-        shown = [to_diagnostic(mark, lines, self.encoding) for mark in marks]
+        links = self._links(key[0])
+        shown = [to_diagnostic(mark, lines, self.encoding, links) for mark in marks]
         config_error = self.store.config_error(key)
         if config_error is not None:
             shown.append(config_diagnostic(config_error, lines, self.encoding))
@@ -231,6 +235,27 @@ class Presenter:
             return document.lines
         path = self.roots.path_of(key)
         return None if path is None else self._disk.lines(path)
+
+    def _links(self, scope: str) -> Links | None:
+        if not self.related_information:
+            return Links(None, True) if self.code_description else None
+        places: dict[str, tuple[str, Lines] | None] = {}  # for this file's diagnostics
+
+        def place(path: str) -> tuple[str, Lines] | None:
+            if path not in places:
+                places[path] = self._place((scope, path))
+            return places[path]
+
+        return Links(place, self.code_description)
+
+    def _place(self, key: FileKey) -> tuple[str, Lines] | None:
+        """A related place's URI and text; None for a path out of the root,
+        the whole resource (``.``), or a file neither open nor on disk."""
+        if key[1] == "." or not inside(key[1]):
+            return None
+        uri = self.uri_of(key)
+        lines = self._lines(key)
+        return None if uri is None or lines is None else (uri, lines)
 
     def _is_stale(self, key: FileKey, document: OpenDocument) -> bool:
         return any(not document.computed_on(mark, key[1]) for mark in self.store.marks(key))

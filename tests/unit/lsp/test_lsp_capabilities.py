@@ -91,3 +91,30 @@ def test_other_clients_are_taken_at_their_word(params: types.InitializeParams) -
 def test_no_recorded_profile_has_a_column_quirk(profile: str) -> None:
     params = types.InitializeParams(capabilities=client_capabilities(profile))
     assert as_it_behaves(params) is params
+
+
+@pytest.mark.parametrize(
+    ("profile", "related", "described"),
+    [
+        ("visual-studio-code", True, True),
+        ("neovim@v0.11", True, False),
+        ("neovim@v0.7", True, False),
+        ("emacs", False, False),  # eglot says no to both
+    ],
+)
+def test_related_information_and_code_descriptions_as_announced(
+    profile: str, related: bool, described: bool
+) -> None:
+    support = ClientSupport.of(types.InitializeParams(capabilities=client_capabilities(profile)))
+    assert (support.related_information, support.code_description) == (related, described)
+
+
+def test_a_318_client_may_announce_them_for_pulled_diagnostics() -> None:
+    pulled = types.DiagnosticClientCapabilities(
+        related_information=True, code_description_support=True
+    )
+    caps = types.ClientCapabilities(
+        text_document=types.TextDocumentClientCapabilities(diagnostic=pulled)
+    )
+    support = ClientSupport.of(types.InitializeParams(capabilities=caps))
+    assert support.related_information and support.code_description

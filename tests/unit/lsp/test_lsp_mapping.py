@@ -4,7 +4,7 @@ from lsprotocol.types import Diagnostic
 from lsprotocol.types import DiagnosticSeverity as Sev
 from lsprotocol.types import PositionEncodingKind as Enc
 
-from acp_client.models import Finding, Location, ValidationMode
+from acp_client.models import Finding, Location, RelatedLocation, ValidationMode
 from lsp_server.features.diagnostics import mapping
 from lsp_server.marks import ConfigMark, Mark, config_mark, marks_for, severity_for
 from tests.unit.lsp.lsp_factories import finding, result
@@ -13,10 +13,13 @@ REQ, INFO = ValidationMode.REQUIRED, ValidationMode.INFORMATIONAL
 CONVERTER = get_converter()
 
 
-def to_diagnostic(mark: Mark, lines: list[str] | None, encoding: Enc) -> Diagnostic:
+def to_diagnostic(
+    mark: Mark, lines: list[str] | None, encoding: Enc, links: mapping.Links | None = None
+) -> Diagnostic:
     """The wire dict, read back as lsprotocol reads it: it must be valid LSP,
     and exactly what pygls itself would have sent for that diagnostic."""
-    (diagnostic,) = mapping.as_objects([wire := mapping.to_diagnostic(mark, lines, encoding)])
+    wire = mapping.to_diagnostic(mark, lines, encoding, links)
+    (diagnostic,) = mapping.as_objects([wire])
     assert CONVERTER.unstructure(diagnostic) == wire
     return diagnostic
 
@@ -111,3 +114,74 @@ def test_an_acp_toml_error_without_a_place_inside_shows_on_its_first_line(error:
     assert mark.anchored and (mark.location.path, mark.location.line) == ("acp.toml", 0)
     diagnostic = config_diagnostic(mark, ["[[validations]]"], Enc.Utf16)
     assert diagnostic.range.end.character == len("[[validations]]")
+
+
+# Emoji (2 UTF-16 units, 4 UTF-8 bytes) and CJK (1 unit, 3 bytes) before "name".
+OTHER = ["", "s = '😀中文'; name = 1"]
+FILES = {"a.py": ("file:///editor/a.py", ["x"]), "b.py": ("file:///w/b.py", OTHER)}
+
+
+def linked(**more: object) -> Mark:
+    related = (
+        RelatedLocation(
+            location=Location(path="b.py", line=1, character=11, end_line=1, end_character=15),
+            message="defined here",
+        ),
+        RelatedLocation(location=Location(path="gone.py", line=0, character=0)),
+        RelatedLocation(location=Location(path="a.py", line=0, character=0)),
+    )
+    found = Finding(
+        location=Location(path="a.py", line=0, character=0), message="m", related=related, **more
+    )
+    return marks_for(result(findings=[found]))["a.py"][0]
+
+
+def places(path: str) -> tuple[str, list[str]] | None:
+    return FILES.get(path)  # gone.py: not a file the editor can be pointed at
+
+
+@pytest.mark.parametrize(
+    ("encoding", "start", "end"), [(Enc.Utf16, 12, 16), (Enc.Utf8, 18, 22), (Enc.Utf32, 11, 15)]
+)
+def test_related_places_in_the_editors_uri_and_encoding(
+    encoding: Enc, start: int, end: int
+) -> None:
+    diagnostic = to_diagnostic(linked(), ["x"], encoding, mapping.Links(places, False))
+    assert diagnostic.related_information is not None
+    first, second = diagnostic.related_information
+    assert (first.location.uri, first.message) == ("file:///w/b.py", "defined here")
+    assert (first.location.range.start.line, first.location.range.start.character) == (1, start)
+    assert (first.location.range.end.line, first.location.range.end.character) == (1, end)
+    assert (second.location.uri, second.message) == ("file:///editor/a.py", "")
+    assert second.location.range.end.character == 1  # a point: one character wide
+
+
+def test_no_related_information_unless_the_client_takes_it_or_a_place_is_left() -> None:
+    assert to_diagnostic(linked(), ["x"], Enc.Utf16).related_information is None
+    untaken = mapping.Links(None, True)
+    assert to_diagnostic(linked(), ["x"], Enc.Utf16, untaken).related_information is None
+    nowhere = mapping.Links(lambda path: None, False)
+    assert "relatedInformation" not in mapping.to_diagnostic(linked(), ["x"], Enc.Utf16, nowhere)
+
+
+@pytest.mark.parametrize(
+    ("link", "shown"),
+    [
+        ("https://docs.astral.sh/ruff/rules/unused-import", True),
+        ("http://127.0.0.1:8080/rules/R1?x=1#y", True),
+        ("javascript:alert(1)", False),
+        ("docs/rules/R1.html", False),
+        ("https://exa mple.org/", False),
+        ("https://example.org/é", False),
+        ("http://[::1/rule", False),
+        ("https://", False),
+    ],
+)
+def test_code_description_only_for_a_web_link_the_client_takes(link: str, shown: bool) -> None:
+    mark = linked(help_uri=link)
+    described = to_diagnostic(mark, ["x"], Enc.Utf16, mapping.Links(None, True))
+    href = described.code_description.href if described.code_description else None
+    assert href == (link if shown else None)
+    assert (
+        to_diagnostic(mark, ["x"], Enc.Utf16, mapping.Links(places, False)).code_description is None
+    )

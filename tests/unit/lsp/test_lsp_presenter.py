@@ -5,7 +5,7 @@ from pathlib import Path
 from lsprotocol import types
 from lsprotocol.converters import get_converter
 
-from acp_client.models import Resource
+from acp_client.models import Finding, Location, RelatedLocation, Resource
 from acp_client.paths import path_to_uri
 from lsp_server.features.diagnostics.presenter import OpenDocument, Presenter
 from lsp_server.features.diagnostics.store import DiagnosticsStore
@@ -135,3 +135,49 @@ def test_marks_computed_on_other_text_are_held_back_from_an_open_buffer(tmp_path
     view.opened(KEY, OpenDocument("file:///a.py", 2, new), clear_stale=False)
     (params,) = publishes(view)
     assert [d.message for d in params.diagnostics] == ["on new text"]
+
+
+def test_related_places_and_rule_links_push_and_pull_alike(tmp_path: Path) -> None:
+    (tmp_path / "b.py").write_text("s = '😀中文'; name = 1\n")
+    view, _ = presenter(tmp_path)
+    view.related_information = view.code_description = True
+    related = [
+        RelatedLocation(
+            location=Location(path="b.py", line=0, character=11, end_line=0, end_character=15),
+            message="defined here",
+        ),
+        RelatedLocation(location=Location(path="a.py", line=0, character=0), message="used"),
+        *(
+            RelatedLocation(location=Location(path=path, line=0, character=0))
+            for path in ("../out.py", "/etc/hosts", ".", "missing.py")  # nothing to point at
+        ),
+    ]
+    found = Finding(
+        location=Location(path="a.py", line=0, character=1),
+        message="m",
+        help_uri="https://example.org/R1",
+        related=tuple(related),
+    )
+    view.apply(result(findings=[found]))
+    view.opened(KEY, OpenDocument("file:///editor/a.py", 1, "😀x\n"), clear_stale=False)
+    (pushed,) = publishes(view)
+    report = view.document_report(KEY, None)
+    assert isinstance(report, types.RelatedFullDocumentDiagnosticReport)
+    assert list(pushed.diagnostics) == list(report.items)
+    (diagnostic,) = report.items
+    assert diagnostic.code_description == types.CodeDescription("https://example.org/R1")
+    assert [
+        (
+            r.location.uri,
+            r.location.range.start.character,
+            r.location.range.end.character,
+            r.message,
+        )
+        for r in diagnostic.related_information or ()
+    ] == [
+        (path_to_uri(str(tmp_path / "b.py")), 12, 16, "defined here"),  # on disk, in UTF-16
+        ("file:///editor/a.py", 0, 2, "used"),  # the open buffer: its URI and text
+    ]
+    view.related_information = view.code_description = False
+    (plain,) = view.diagnostics(KEY)
+    assert "relatedInformation" not in plain and "codeDescription" not in plain

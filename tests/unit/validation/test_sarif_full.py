@@ -122,7 +122,7 @@ def test_passing_kinds_alone_pass_the_validation(root: Path) -> None:
 def test_related_places_extra_locations_and_code_flows(root: Path) -> None:
     flow = {
         "threadFlows": [
-            {"locations": [{"location": located({"startLine": 3}, message="then here")}]}
+            {"locations": [{"location": located({"startLine": 3}, message="then [here](1)")}]}
         ]
     }
     entry = {
