@@ -14,7 +14,8 @@ import logging
 from collections.abc import AsyncIterator
 from typing import Any
 
-from acp_client.transport import Facade, subscribe
+from acp_client.events import Event
+from acp_client.transport import Facade, TypedEvents, subscribe
 
 log = logging.getLogger(__name__)
 
@@ -34,11 +35,16 @@ async def sse_frames(
     A pump task feeds a queue so that waiting for the next event can time
     out (for a keep-alive) without cancelling the facade's iterator.
     """
-    queue: asyncio.Queue[dict[str, Any] | None] = asyncio.Queue(STREAM_BUFFER)
+    queue: asyncio.Queue[dict[str, Any] | Event | None] = asyncio.Queue(STREAM_BUFFER)
+    stream = (
+        facade.events(after, partial=partial)
+        if isinstance(facade, TypedEvents)
+        else subscribe(facade, after, partial)
+    )
 
     async def pump() -> None:
         try:
-            async for message in subscribe(facade, after, partial):
+            async for message in stream:
                 await queue.put(message)
         except Exception:
             log.exception("event subscription failed")
@@ -46,7 +52,7 @@ async def sse_frames(
 
     pump_task = asyncio.create_task(pump())
     closing_task = asyncio.create_task(closing.wait())
-    getter: asyncio.Task[dict[str, Any] | None] | None = None
+    getter: asyncio.Task[dict[str, Any] | Event | None] | None = None
     try:
         yield ": connected\n\n"
         while True:
@@ -72,7 +78,11 @@ async def sse_frames(
         await asyncio.gather(*tasks, return_exceptions=True)
 
 
-def _sse_frame(message: dict[str, Any]) -> str:
+def _sse_frame(message: dict[str, Any] | Event) -> str:
+    if isinstance(message, Event):  # pydantic writes the JSON: no dict in between
+        params_json = message.model_dump_json()
+        data = f'{{"jsonrpc":"2.0","method":{json.dumps(message.method)},"params":{params_json}}}'
+        return f"id: {message.event_id}\ndata: {data}\n\n"
     params = message.get("params")
     event_id = params.get("event_id") if isinstance(params, dict) else None
     data = json.dumps(message, separators=(",", ":"))

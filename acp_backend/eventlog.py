@@ -9,6 +9,9 @@ writes (a CLI in a terminal) are noticed by a cheap indexed query every
 A ``validation.result`` whose result is already stored keeps only a
 reference to it (``result_id``): the result is stored once, and a
 subscriber gets it back in full, so the wire format is unchanged.
+An event published in this process is handed to this process's subscribers
+as the same (frozen) object, until each of them has passed it: no reading
+the result back, no parsing it again (ADR 0018).
 Retention keeps the newest ``retention`` events and at most
 ``retention_bytes`` of them (each counted with the result it refers to);
 the newest event is always kept.
@@ -20,12 +23,14 @@ import asyncio
 import json
 import logging
 import sqlite3
+import threading
 from collections.abc import AsyncGenerator
 from datetime import UTC, datetime
 from typing import Any, TypeVar
 
 from acp_backend.store import Store, limit_from_env
-from acp_client.events import Event, StreamReset, ValidationResultEvent
+from acp_client.events import EVENT_TYPES, Event, StreamReset, ValidationResultEvent
+from acp_client.models import ValidationResult
 
 log = logging.getLogger(__name__)
 
@@ -36,6 +41,7 @@ RETENTION_BYTES_ENV = "ACP_EVENT_RETENTION_BYTES"
 DEFAULT_RETENTION_BYTES = 32 << 20
 DEFAULT_POLL_INTERVAL = 0.25
 _REPLAY_BATCH = 500
+_HANDED_MAX = 256  # events kept for a stalled subscriber before it reads them back
 
 
 class EventLog:
@@ -61,6 +67,10 @@ class EventLog:
         self._published = asyncio.Event()
         self._loop: asyncio.AbstractEventLoop | None = None  # the subscribers' loop
         self._closed = False
+        # Published here and not yet passed by every subscriber here, by id.
+        self._handed: dict[int, Event] = {}
+        self._positions: dict[object, int] = {}  # each live subscriber's last id
+        self._handing = threading.Lock()  # publish may run on another thread
 
     def publish(self, event_type: type[E], **fields: Any) -> E:
         """Append an event; returns it with its id and time assigned.
@@ -101,8 +111,14 @@ class EventLog:
             )
             event_id = int(cursor.lastrowid or 0)
             self._retain(conn, event_id, before + size)
+        event = draft.model_copy(update={"event_id": event_id})
+        with self._handing:
+            if self._positions:
+                self._handed[event_id] = event
+                while len(self._handed) > _HANDED_MAX:
+                    del self._handed[next(iter(self._handed))]
         self._wake()
-        return draft.model_copy(update={"event_id": event_id})
+        return event
 
     def _retain(self, conn: sqlite3.Connection, newest: int, upto: int) -> None:
         """Forget the events beyond the count and the bytes kept, then the
@@ -140,12 +156,18 @@ class EventLog:
         return None if oldest is None else int(oldest)
 
     async def subscribe(self, after: int | None = None) -> AsyncGenerator[dict[str, Any], None]:
-        """Notifications after ``after`` (from now when ``None``), then live ones.
+        """``events`` as JSON-RPC notification dicts (the wire format)."""
+        async for event in self.events(after):
+            yield event.to_notification()
 
-        A ``stream.reset`` comes first when ``after`` is an id this log never
+    async def events(self, after: int | None = None) -> AsyncGenerator[Event, None]:
+        """Events after ``after`` (from now when ``None``), then live ones.
+
+        A ``StreamReset`` comes first when ``after`` is an id this log never
         issued, or when events right after it are no longer retained (asked
         too late, or a consumer so slow that retention overtook it); its
-        event id is the one the stream continues after.
+        event id is the one the stream continues after. An event another
+        process wrote in a newer format than this one knows is skipped.
         """
         self._loop = asyncio.get_running_loop()
         last = self.last_id()
@@ -154,33 +176,66 @@ class EventLog:
         elif after > last:
             yield self._reset(last, f"event id {after} was never issued by this backend")
             after = last
-        while not self._closed:
-            published = self._published
-            rows = self._store.query(
-                "SELECT e.id, e.method, e.params, e.result_id, r.body FROM events AS e"
-                " LEFT JOIN validation_results AS r ON r.id = e.result_id"
-                " WHERE e.id > ? ORDER BY e.id LIMIT ?",
-                (after, _REPLAY_BATCH),
-            )
-            # Ids are contiguous (AUTOINCREMENT, and a rolled-back insert takes
-            # its id back), so a gap means retention deleted those events.
-            if rows and rows[0]["id"] > after + 1:
-                yield self._reset(rows[0]["id"] - 1, f"events after {after} are no longer retained")
-            for row in rows:
-                after = int(row["id"])
-                params = {"event_id": after, **json.loads(row["params"])}
-                if row["result_id"] is not None:
-                    if row["body"] is None:
-                        continue  # its resource was unregistered, its results with it
-                    params["result"] = json.loads(row["body"])
-                yield {"jsonrpc": "2.0", "method": row["method"], "params": params}
-            if len(rows) == _REPLAY_BATCH:
-                continue  # more to replay: no waiting
-            try:
-                async with asyncio.timeout(self.poll_interval):
-                    await published.wait()
-            except TimeoutError:
-                pass  # time to look for events other processes wrote
+        me = object()
+        self._passed(me, after)
+        try:
+            while not self._closed:
+                published = self._published
+                rows = self._store.query(
+                    "SELECT id, method, params, result_id FROM events"
+                    " WHERE id > ? ORDER BY id LIMIT ?",
+                    (after, _REPLAY_BATCH),
+                )
+                # Ids are contiguous (AUTOINCREMENT, and a rolled-back insert takes
+                # its id back), so a gap means retention deleted those events.
+                if rows and rows[0]["id"] > after + 1:
+                    yield self._reset(
+                        rows[0]["id"] - 1, f"events after {after} are no longer retained"
+                    )
+                for row in rows:
+                    after = int(row["id"])
+                    event = self._handed.get(after) or self._read(row)
+                    if event is not None:
+                        yield event
+                    self._passed(me, after)
+                if len(rows) == _REPLAY_BATCH:
+                    continue  # more to replay: no waiting
+                try:
+                    async with asyncio.timeout(self.poll_interval):
+                        await published.wait()
+                except TimeoutError:
+                    pass  # time to look for events other processes wrote
+        finally:
+            self._passed(me, None)
+
+    def _passed(self, subscriber: object, event_id: int | None) -> None:
+        """Note where ``subscriber`` is (None: gone) and forget the handed
+        events every subscriber has passed."""
+        with self._handing:
+            if event_id is None:
+                self._positions.pop(subscriber, None)
+            else:
+                self._positions[subscriber] = event_id
+            oldest = min(self._positions.values(), default=None)
+            for handed in [i for i in self._handed if oldest is None or i <= oldest]:
+                del self._handed[handed]
+
+    def _read(self, row: sqlite3.Row) -> Event | None:
+        """The event of a row, with its stored result; None when it cannot
+        be (its result went with its resource, or a newer format)."""
+        params = {"event_id": row["id"], **json.loads(row["params"])}
+        try:
+            if row["result_id"] is not None:
+                body = self._store.query(
+                    "SELECT body FROM validation_results WHERE id = ?", (row["result_id"],)
+                )
+                if not body:
+                    return None  # its resource was unregistered, its results with it
+                params["result"] = ValidationResult.model_validate_json(body[0]["body"])
+            return EVENT_TYPES[row["method"]].model_validate(params)
+        except (KeyError, ValueError) as exc:
+            log.warning("skipping event %s (%s): %s", row["id"], row["method"], exc)
+            return None
 
     def close(self) -> None:
         """End every subscription (each finishes its current wait)."""
@@ -199,11 +254,10 @@ class EventLog:
         else:
             published.set()
 
-    def _reset(self, continue_after: int, reason: str) -> dict[str, Any]:
-        reset = StreamReset(
+    def _reset(self, continue_after: int, reason: str) -> StreamReset:
+        return StreamReset(
             event_id=continue_after,
             at=datetime.now(UTC),
             reason=reason,
             oldest_event_id=self.oldest_id(),
         )
-        return reset.to_notification()

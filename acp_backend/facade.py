@@ -8,6 +8,7 @@ handlers in the service modules own the domain.
 
 from __future__ import annotations
 
+import contextlib
 import importlib
 import logging
 from collections.abc import AsyncGenerator, Mapping
@@ -29,6 +30,7 @@ from acp_client.errors import (
     MethodNotFound,
     RemoteError,
 )
+from acp_client.events import Event
 from acp_client.operations import OPERATIONS, Operation, Params, canonical_method
 from acp_client.paths import default_data_dir
 
@@ -117,11 +119,20 @@ class BackendFacade:
                 f"internal error while handling {name}", remedy="see the backend's log"
             ) from None
 
-    def subscribe(
+    async def subscribe(
         self, after: int | None = None, *, partial: bool = False
     ) -> AsyncGenerator[dict[str, Any], None]:
-        """``partial``: results of runs on some files as logged (ADR 0017)."""
-        events = self.context.events.subscribe(after)
+        """``events`` as JSON-RPC notification dicts (the wire format)."""
+        async with contextlib.aclosing(self.events(after, partial=partial)) as events:
+            async for event in events:
+                yield event.to_notification()
+
+    def events(
+        self, after: int | None = None, *, partial: bool = False
+    ) -> AsyncGenerator[Event, None]:
+        """Typed events, shared rather than copied; ``partial``: results of
+        runs on some files as logged (ADR 0017), else their stored whole."""
+        events = self.context.events.events(after)
         return events if partial else whole_results(self.context.store, events)
 
     async def aclose(self) -> None:

@@ -12,32 +12,28 @@ results existed.
 from __future__ import annotations
 
 import contextlib
-import json
 from collections.abc import AsyncGenerator
-from typing import Any
 
 from acp_backend.store import Store
-
-Message = dict[str, Any]
+from acp_client.events import Event, ValidationResultEvent
+from acp_client.models import ValidationResult
 
 
 async def whole_results(
-    store: Store, messages: AsyncGenerator[Message, None]
-) -> AsyncGenerator[Message, None]:
-    """``messages`` with each partial result replaced by its stored whole."""
-    async with contextlib.aclosing(messages):
-        async for message in messages:
-            params = message["params"]
-            if message["method"] != "validation.result" or params.get("covered") is None:
-                yield message
+    store: Store, events: AsyncGenerator[Event, None]
+) -> AsyncGenerator[Event, None]:
+    """``events`` with each partial result replaced by its stored whole."""
+    async with contextlib.aclosing(events):
+        async for event in events:
+            if not isinstance(event, ValidationResultEvent) or event.covered is None:
+                yield event
                 continue
             rows = store.query(
-                "SELECT body FROM validation_results WHERE id = ?", (params["result"]["id"],)
+                "SELECT body FROM validation_results WHERE id = ?", (event.result.id,)
             )
             if not rows:
                 continue  # its resource was unregistered, its results with it
-            whole = {key: value for key, value in params.items() if key not in _PARTIAL}
-            yield {**message, "params": {**whole, "result": json.loads(rows[0]["body"])}}
-
-
-_PARTIAL = ("covered", "base_result_id")
+            whole = ValidationResult.model_validate_json(rows[0]["body"])
+            yield event.model_copy(
+                update={"result": whole, "covered": None, "base_result_id": None}
+            )

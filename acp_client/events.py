@@ -132,8 +132,11 @@ def parse_event(message: object) -> Event:
     """Turn a JSON-RPC notification into its typed event.
 
     Raises ``UnknownEvent`` for a method we do not know (skip it) and
-    ``ServerFault`` for anything malformed (log it and skip it).
+    ``ServerFault`` for anything malformed (log it and skip it). An event
+    handed over already typed (an in-process backend) is taken as it is.
     """
+    if isinstance(message, Event):
+        return message
     if not isinstance(message, dict) or message.get("jsonrpc") != "2.0":
         raise ServerFault(f"event is not a JSON-RPC 2.0 notification: {message!r:.200}")
     method = message.get("method")

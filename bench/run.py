@@ -105,8 +105,27 @@ def acp_toml(root: Path, validations: Sequence[tuple[str, Sequence[str]]]) -> No
     (root / "acp.toml").write_text("\n".join(blocks), encoding="utf-8")
 
 
-def emit(files: int, per_file: int, tag: str = "B000") -> list[str]:
-    return [PY, str(BENCH / "emit_findings.py"), str(files), str(per_file), "--tag", tag]
+def emit(files: int, per_file: int, tag: str = "B000", first: int = 0) -> list[str]:
+    return [
+        PY, str(BENCH / "emit_findings.py"), str(files), str(per_file),
+        "--tag", tag, "--first", str(first),
+    ]  # fmt: skip
+
+
+RESULT_CAP = 10_000
+"""Findings one result holds (the backend's MAX_FINDINGS): a bigger burst
+comes from several validations over disjoint files, as it would in a real
+project."""
+
+
+def burst_validations(files: int, per_file: int) -> list[tuple[str, list[str]]]:
+    """Validations emitting ``per_file`` findings in each of ``files`` files,
+    none holding more than ``RESULT_CAP``."""
+    span = max(1, RESULT_CAP // per_file)
+    return [
+        (f"emit{first // span}", emit(min(span, files - first), per_file, first=first))
+        for first in range(0, files, span)
+    ]
 
 
 def register(data_dir: Path, root: Path) -> None:
@@ -343,8 +362,8 @@ async def bench_bursts(tmp: Path, sizes: Sequence[int]) -> list[Row]:
         files = total // per_file
         root = tmp / f"burst{total}"
         trigger = burst_project(root, files)
-        command = emit(files, per_file)
-        acp_toml(root, [("emit", command)])
+        command = emit(files, per_file)  # the floors have no cap on one run
+        acp_toml(root, burst_validations(files, per_file))
         data_dir = tmp / f"burst{total}-data"
         register(data_dir, root)
         floor_s, _, _, _ = await burst(

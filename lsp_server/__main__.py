@@ -66,7 +66,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     setup_logging(args.log_level, args.log_file)
     from lsp_server.handlers import register
     from lsp_server.server import AcpLanguageServer
-    from lsp_server.stdio import SignalledStdin
+    from lsp_server.stdio import PipeStdout, SignalledStdin
 
     server = AcpLanguageServer(Target.from_args(args))
     register(server)
@@ -75,7 +75,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     elif args.ws:
         server.start_ws(*args.ws)
     else:
-        stdout = sys.stdout.buffer
+        stdout = PipeStdout(sys.stdout.buffer)
         sys.stdout = sys.stderr  # the protocol owns the real stdout
         stdin = SignalledStdin(sys.stdin.buffer) if os.name == "posix" else None
         if stdin is not None:

@@ -10,8 +10,10 @@ what happened. It has no feature logic of its own: handlers
 from __future__ import annotations
 
 import asyncio
+import inspect
+import json
 import logging
-from collections.abc import Coroutine, Generator
+from collections.abc import Awaitable, Coroutine, Generator
 from typing import Any, TypeVar
 
 from lsprotocol import types
@@ -98,10 +100,24 @@ class AcpLanguageServer(LanguageServer):
         negotiated = self.workspace.position_encoding or types.PositionEncodingKind.Utf16
         return types.PositionEncodingKind(negotiated).value
 
-    def notify_json(self, method: str, params: dict[str, Any]) -> None:
-        """Send a notification whose params are already wire JSON: pygls
-        dumps a plain dict straight away, skipping its cattrs pass (ADR 0015)."""
-        self.protocol._send_data({"jsonrpc": "2.0", "method": method, "params": params})
+    def notify_json(self, method: str, params_json: str) -> None:
+        """Send a notification whose params are already serialised: no
+        lsprotocol objects, no cattrs pass (ADR 0015), no second dump.
+        Framed as pygls frames what it sends."""
+        protocol = self.protocol
+        if protocol.writer is None:
+            return
+        body = f'{{"jsonrpc": "2.0", "method": {json.dumps(method)}, "params": {params_json}}}'
+        data = body.encode()
+        if protocol._include_headers:
+            data = b"Content-Length: %d\r\n\r\n%s" % (len(data), data)
+        try:
+            written = protocol.writer.write(data)
+        except BrokenPipeError:
+            log.warning("the editor closed the connection; %s not sent", method)
+            return
+        if inspect.isawaitable(written):  # a WebSocket's send
+            self.spawn(_awaited(written))
 
     # --- lifecycle ---------------------------------------------------------
 
@@ -409,3 +425,7 @@ class AcpLanguageServer(LanguageServer):
         self.window_log_message(
             types.LogMessageParams(type=types.MessageType.Info, message=message)
         )
+
+
+async def _awaited(awaitable: Awaitable[Any]) -> None:
+    await awaitable

@@ -80,8 +80,8 @@ class FindingConverter:
             severity=raw.severity,
             rule_description=raw.rule_description,
             help_uri=raw.help_uri,
-            related=tuple(self._related(raw)),
-            fixes=tuple(self._fixes(raw)),
+            related=tuple(self._related(raw)) if raw.related else (),
+            fixes=tuple(self._fixes(raw)) if raw.fixes else (),
         )
 
     def _related(self, raw: RawFinding) -> Iterator[RelatedLocation]:

@@ -22,7 +22,9 @@ class ToolFailure(Exception):
     error, with the tool's words and whatever findings it did report."""
 
 
-@dataclass(frozen=True, slots=True)
+# Not frozen: a parser builds one per finding, and a frozen dataclass sets
+# each field through object.__setattr__ (a third of a 10,000-finding parse).
+@dataclass(slots=True)
 class RawRegion:
     """A place as the tool wrote it: 0-based line, columns in the finding's unit.
 
@@ -59,7 +61,7 @@ class RawFix:
     edits: tuple[RawEdit, ...]
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class RawFinding:
     """A finding as the tool reported it.
 

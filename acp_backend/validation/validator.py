@@ -10,8 +10,9 @@ from pathlib import Path
 from typing import Any
 
 from acp_backend.ids import new_ulid
-from acp_backend.validation.config import OutputFormat, ValidationConfig
-from acp_backend.validation.isolation import ParseCrashed, ParseTimeout, judge_isolated
+from acp_backend.validation import isolation
+from acp_backend.validation.config import DEFAULT_PATTERN, OutputFormat, ValidationConfig
+from acp_backend.validation.isolation import ParseCrashed, ParseTimeout
 from acp_backend.validation.locations import FindingConverter
 from acp_backend.validation.parsers import parse_output
 from acp_backend.validation.presets import PRESETS
@@ -29,6 +30,11 @@ from acp_client.models import Finding, ResultOutcome, SeverityHint, ValidationRe
 
 MAX_FINDINGS = 10_000  # per result: beyond this an editor shows noise, not information
 MIN_PARSE_BUDGET = 2.0  # seconds a parse always gets, however long the tool took
+IN_PROCESS_OUTPUT = 32 * 1024
+"""Characters of output (a usual save's) read here rather than in a forked
+child, when no user pattern reads them: a few milliseconds of linear work,
+less than the fork and the transfer would cost."""
+_LINEAR_FORMATS = (OutputFormat.SARIF, OutputFormat.ACP_JSON, OutputFormat.JSON)
 _TAIL_LINES = 10
 _TAIL_CHARS = 2000
 _LEVEL_ORDER = (SeverityHint.HINT, SeverityHint.INFO, SeverityHint.WARNING, SeverityHint.ERROR)
@@ -151,13 +157,17 @@ async def judge_bounded(
     max_findings: int,
     started: datetime,
 ) -> Verdict:
-    if process.ending is not Ending.EXITED or config.format is OutputFormat.EXIT_CODE:
-        return judge(config, process, root, max_findings)  # no output to parse
+    if (
+        process.ending is not Ending.EXITED
+        or config.format is OutputFormat.EXIT_CODE
+        or _small_and_linear(config, process)
+    ):
+        return judge(config, process, root, max_findings)
     elapsed = (datetime.now(UTC) - started).total_seconds()
     budget = max(config.timeout - elapsed, MIN_PARSE_BUDGET)
     begun = time.monotonic()
     try:
-        verdict = await judge_isolated(config, process, root, max_findings, budget)
+        verdict = await isolation.judge_isolated(config, process, root, max_findings, budget)
     except ParseTimeout:
         return Verdict(
             False,
@@ -168,6 +178,14 @@ async def judge_bounded(
     except ParseCrashed as exc:
         return Verdict(False, str(exc), ResultOutcome.ERROR)
     return verdict
+
+
+def _small_and_linear(config: ValidationConfig, process: ProcessOutcome) -> bool:
+    if len(process.stdout) + len(process.stderr) > IN_PROCESS_OUTPUT:
+        return False
+    if config.format is OutputFormat.PATTERN:  # a preset's or the user's may backtrack
+        return config.pattern.pattern == DEFAULT_PATTERN.pattern
+    return config.format in _LINEAR_FORMATS
 
 
 def _merged(

@@ -4,7 +4,10 @@ from __future__ import annotations
 
 import inspect
 from collections.abc import AsyncIterator, Mapping
-from typing import Any, Protocol, cast
+from typing import TYPE_CHECKING, Any, Protocol, cast, runtime_checkable
+
+if TYPE_CHECKING:
+    from acp_client.events import Event
 
 
 class Transport(Protocol):
@@ -12,11 +15,12 @@ class Transport(Protocol):
 
     ``call`` returns the JSON-RPC ``result`` or raises an ``AcpError``
     subclass (``TransportError`` for outages, ``RemoteError`` for refusals).
-    ``events`` yields JSON-RPC notification dicts with ``params.event_id``
-    greater than ``after``; it reconnects by itself where it can and raises
-    ``StreamDropped`` only when it gives up. ``partial``: ask for partial
-    results (``ValidationResultEvent.covered``); a backend that does not
-    offer them sends whole ones, which a partial-aware client reads alike.
+    ``events`` yields JSON-RPC notification dicts (or, in process, typed
+    events) with ``params.event_id`` greater than ``after``; it reconnects
+    by itself where it can and raises ``StreamDropped`` only when it gives
+    up. ``partial``: ask for partial results (``ValidationResultEvent.covered``);
+    a backend that does not offer them sends whole ones, which a
+    partial-aware client reads alike.
     """
 
     description: str
@@ -25,7 +29,7 @@ class Transport(Protocol):
 
     def events(
         self, after: int | None = None, *, partial: bool = False
-    ) -> AsyncIterator[dict[str, Any]]: ...
+    ) -> AsyncIterator[dict[str, Any] | Event]: ...
 
     async def aclose(self) -> None: ...
 
@@ -40,7 +44,10 @@ class Facade(Protocol):
     ``stream.reset`` first when ``after`` is older than the retained log),
     then new ones as they happen, until the consumer stops iterating.
     A facade whose ``subscribe`` also takes ``partial`` (keyword) can send
-    partial results to a subscriber that asks for them.
+    partial results to a subscriber that asks for them. A facade may also
+    offer ``events(after, partial=...)``, the same stream as typed
+    ``acp_client.events.Event`` objects (see ``TypedEvents``): the
+    in-process client then takes them as they are, with no copy.
     """
 
     async def dispatch(self, method: str, params: Mapping[str, Any] | None) -> Any: ...
@@ -58,3 +65,12 @@ def subscribe(
         events: AsyncIterator[dict[str, Any]] = cast(Any, facade).subscribe(after, partial=True)
         return events
     return facade.subscribe(after)
+
+
+@runtime_checkable
+class TypedEvents(Protocol):
+    """A facade that hands its events over as typed, frozen objects."""
+
+    def events(
+        self, after: int | None = None, *, partial: bool = False
+    ) -> AsyncIterator[Event]: ...

@@ -14,7 +14,8 @@ from pathlib import Path
 from typing import Any, cast
 
 from acp_client.errors import AcpError, BackendUnreachable, InternalError
-from acp_client.transport import Facade, subscribe
+from acp_client.events import Event
+from acp_client.transport import Facade, TypedEvents, subscribe
 
 log = logging.getLogger(__name__)
 
@@ -68,7 +69,9 @@ class InProcessTransport:
 
     def events(
         self, after: int | None = None, *, partial: bool = False
-    ) -> AsyncIterator[dict[str, Any]]:
+    ) -> AsyncIterator[dict[str, Any] | Event]:
+        if isinstance(self.facade, TypedEvents):
+            return self.facade.events(after, partial=partial)
         return subscribe(self.facade, after, partial)
 
     async def aclose(self) -> None:

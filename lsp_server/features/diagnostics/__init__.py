@@ -317,7 +317,7 @@ class Diagnostics(Feature):
             self._publisher.changed(key)
 
     def _publish(self, key: FileKey) -> None:
-        for params in self.presenter.publish_params(key):
+        for params in self.presenter.publish_params(key):  # JSON already
             self.session.notify_json(types.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS, params)
 
     def _refresh(self, _: str) -> None:

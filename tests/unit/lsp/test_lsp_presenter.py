@@ -1,4 +1,5 @@
 import hashlib
+import json
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -19,8 +20,8 @@ def publishes(view: Presenter) -> list[types.PublishDiagnosticsParams]:
     """What the presenter pushes, read back as the editor's LSP library reads it."""
     converter = get_converter()
     return [
-        converter.structure(wire, types.PublishDiagnosticsParams)
-        for wire in view.publish_params(KEY)
+        converter.structure(json.loads(text), types.PublishDiagnosticsParams)
+        for text in view.publish_params(KEY)
     ]
 
 

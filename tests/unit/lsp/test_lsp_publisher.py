@@ -1,5 +1,6 @@
 import asyncio
 import itertools
+import time
 
 from lsp_server.features.diagnostics.publisher import CoalescingPublisher
 
@@ -66,6 +67,23 @@ async def test_a_burst_goes_out_in_slices_and_the_loop_runs_in_between() -> None
     await asyncio.sleep(0.01)
     assert sorted(sent) == list(range(100))
     assert seen_between and 0 < seen_between[0] < 100  # something else ran mid-burst
+
+
+async def test_a_slice_ends_when_its_time_is_up_whatever_its_size() -> None:
+    sent: list[int] = []
+
+    def slow_send(key: int) -> None:
+        time.sleep(0.002)  # a big file's diagnostics on a loaded machine
+        sent.append(key)
+
+    publisher = CoalescingPublisher(slow_send, WINDOW, slice_size=64, slice_seconds=0.005)
+    for key in range(30):
+        publisher.changed(key)
+    seen_between: list[int] = []
+    asyncio.get_running_loop().call_soon(lambda: seen_between.append(len(sent)))
+    await asyncio.sleep(0.2)
+    assert sorted(sent) == list(range(30))
+    assert seen_between and seen_between[0] <= 3  # not all 30 in one go
 
 
 async def test_a_key_changed_again_while_due_is_sent_once() -> None:

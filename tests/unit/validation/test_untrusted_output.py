@@ -7,13 +7,18 @@ import asyncio
 import contextlib
 import json
 import time
+from dataclasses import replace
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
+import pytest
+
+from acp_backend.validation import isolation
 from acp_backend.validation.config import DEFAULT_PATTERN
 from acp_backend.validation.raw import MAX_MESSAGE
 from acp_backend.validation.runner import Ending, ProcessOutcome
-from acp_backend.validation.validator import judge, judge_bounded
+from acp_backend.validation.validator import IN_PROCESS_OUTPUT, judge, judge_bounded
 from acp_client.models import ResultOutcome
 from tests.unit.validation.validation_helpers import declared
 
@@ -71,16 +76,35 @@ async def test_a_catastrophic_user_pattern_is_stopped_by_the_timeout_and_the_loo
     assert ticks > elapsed / 0.01 / 4  # the event loop kept running meanwhile
 
 
-async def test_parsing_happens_in_a_process_of_its_own(tmp_path: Path) -> None:
+async def test_parsing_happens_in_a_process_of_its_own(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    isolated: list[str] = []
+    real = isolation.judge_isolated
+
+    async def recording(*args: Any) -> Any:
+        isolated.append(args[0].name)
+        return await real(*args)
+
+    monkeypatch.setattr(isolation, "judge_isolated", recording)
     (tmp_path / "f.py").write_text("x = 1\n")
-    verdict = await judge_bounded(
-        declared('format = "pattern"'),
-        exited("f.py:1:1: error: e\n"),
-        tmp_path,
-        100,
-        datetime.now(UTC),
-    )
-    assert verdict.message == "1 finding" and verdict.file_hashes
+    line = "f.py:1:1: error: e\n"
+    cases = {
+        "user": (
+            "format = \"pattern\"\npattern = '^(?P<path>[^:]+):(?P<line>\\d+): (?P<message>.*)$'",
+            line,
+        ),
+        "big": ('format = "pattern"', line * (IN_PROCESS_OUTPUT // len(line) + 1)),
+        "small": ('format = "pattern"', line),
+        "sarif": ('format = "sarif"', '{"version": "2.1.0", "runs": []}'),
+    }
+    for name, (body, output) in cases.items():
+        config = replace(declared(body), name=name)
+        verdict = await judge_bounded(config, exited(output), tmp_path, 100, datetime.now(UTC))
+        assert verdict.outcome is ResultOutcome.COMPLETED, verdict.message
+    # A user's pattern, or more than a save's output: a forked child. A
+    # small output read by a linear parser: here, with no fork to pay for.
+    assert isolated == ["user", "big"]
 
 
 def test_deeply_nested_sarif_is_a_clean_error(tmp_path: Path) -> None:
