@@ -113,7 +113,8 @@ def create_app(
                 status_code=400,
             )
         after = int(raw_after) if raw_after else None
-        stream = sse_frames(facade, after, keepalive_interval, closing)
+        partial = request.query_params.get("partial") == "1"  # ADR 0017
+        stream = sse_frames(facade, after, keepalive_interval, closing, partial)
         return StreamingResponse(
             stream,
             media_type="text/event-stream",

@@ -253,7 +253,7 @@ class AcpLanguageServer(LanguageServer):
                 await asyncio.sleep(backoff.next())
 
     async def _consume_events(self, client: AcpClient) -> None:
-        async for event in client.events(self._last_event_id):
+        async for event in client.events(self._last_event_id, partial=True):
             self._last_event_id = event.event_id
             try:
                 await self.on_event(client, event)

@@ -169,7 +169,9 @@ class Diagnostics(Feature):
     async def on_event(self, client: AcpClient, event: Event) -> None:
         if isinstance(event, ValidationResultEvent):
             plan_id = event.result.plan_id
-            if plan_id is None:
+            if event.covered is not None and event.base_result_id is not None:
+                await self._apply_partial(client, event, event.covered, event.base_result_id)
+            elif plan_id is None:
                 self.presenter.apply(event.result)
             else:
                 scope = await self._plan_scope(client, plan_id)
@@ -183,6 +185,21 @@ class Diagnostics(Feature):
             self._hold_during(event)
         elif isinstance(event, ResourceChanged) and event.change == "unregistered":
             self.presenter.changed(self.store.forget_resource(event.resource.id))
+
+    async def _apply_partial(
+        self,
+        client: AcpClient,
+        event: ValidationResultEvent,
+        covered: tuple[str, ...],
+        base_id: str,
+    ) -> None:
+        """A save's result on the files it covered (ADR 0017); when it does
+        not continue the result shown, the listing has the whole one."""
+        if self.presenter.apply_partial(event.result, covered, base_id):
+            return
+        resource = self.session.roots.resources.get(event.result.resource_id)
+        if resource is not None:
+            await self._fill_results(client, resource)
 
     def _observe_run(
         self,
