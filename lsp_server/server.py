@@ -20,6 +20,7 @@ from lsprotocol import types
 from pygls.lsp.server import LanguageServer
 from pygls.protocol import LanguageServerProtocol, lsp_method
 
+from acp_client import heap
 from acp_client.client import AcpClient
 from acp_client.errors import AcpError, TransportError, Unsupported
 from acp_client.events import Event, ResourceChanged, StreamReset
@@ -212,6 +213,7 @@ class AcpLanguageServer(LanguageServer):
             moved: asyncio.Task[bool] | None = None
             try:
                 client, answer = await self.link.connect()
+                heap.settle()  # all the code it runs on is loaded by now
                 if self._last_event_id is None:
                     # Replay everything after the initialize: an HTTP stream
                     # connects only after the listing below has begun, and
