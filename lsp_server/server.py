@@ -43,6 +43,7 @@ from lsp_server.features.symbols import Symbols
 from lsp_server.notices import Notices
 from lsp_server.roots import Placement, Roots, file_path
 from lsp_server.settings import SECTION, Settings, parse_settings, unwrap_section
+from lsp_server.stdio import PipeStdout
 
 log = logging.getLogger(__name__)
 
@@ -80,6 +81,7 @@ class AcpLanguageServer(LanguageServer):
         self._last_event_id: int | None = None
         self.notices = Notices(self.say, self.log_to_client)
         self._init_options: object = None
+        self.output: PipeStdout | None = None  # stdout, when the protocol runs there
         self._settings_message: str | None = None
         self._stopping: asyncio.Task[None] | None = None
         self.diagnostics = Diagnostics(self)
@@ -100,6 +102,10 @@ class AcpLanguageServer(LanguageServer):
         """The position encoding negotiated at ``initialize``."""
         negotiated = self.workspace.position_encoding or types.PositionEncodingKind.Utf16
         return types.PositionEncodingKind(negotiated).value
+
+    def output_backlog(self) -> int:
+        """Bytes written to the editor that it has not read yet (stdio only)."""
+        return self.output.pending if self.output is not None else 0
 
     def notify_json(self, method: str, params_json: str) -> None:
         """Send a notification whose params are already serialised: no

@@ -47,6 +47,11 @@ OPTIONS = types.DiagnosticOptions(
 )
 
 
+OUTPUT_BACKLOG = 256 * 1024
+"""Bytes sent but not yet read by the editor beyond which publishing waits:
+an answer queued behind them waits for the editor to read them all."""
+
+
 class Diagnostics(Feature):
     def __init__(self, session: AcpLanguageServer) -> None:
         super().__init__(session)
@@ -54,7 +59,9 @@ class Diagnostics(Feature):
         self.presenter = Presenter(
             self.store, session.roots, types.PositionEncodingKind.Utf16, self._changed
         )
-        self._publisher: CoalescingPublisher[FileKey] = CoalescingPublisher(self._publish)
+        self._publisher: CoalescingPublisher[FileKey] = CoalescingPublisher(
+            self._publish, backed_up=lambda: session.output_backlog() > OUTPUT_BACKLOG
+        )
         self._refresher: CoalescingPublisher[str] = CoalescingPublisher(self._refresh)
         self._progress = RunProgress(session.work_done_progress, self._cancel_run)
         self._runs = RunScheduler(self._start_run, session.spawn)
