@@ -15,7 +15,7 @@ from collections.abc import AsyncIterator
 from typing import Any
 
 from acp_client.events import Event
-from acp_client.transport import Facade, TypedEvents
+from acp_client.transport import Facade, TypedEvents, subscribe
 
 log = logging.getLogger(__name__)
 
@@ -24,7 +24,11 @@ STREAM_BUFFER = 256
 
 
 async def sse_frames(
-    facade: Facade, after: int | None, keepalive: float, closing: asyncio.Event
+    facade: Facade,
+    after: int | None,
+    keepalive: float,
+    closing: asyncio.Event,
+    partial: bool = False,
 ) -> AsyncIterator[str]:
     """SSE frames for the facade's events, with keep-alive comments in between.
 
@@ -32,7 +36,11 @@ async def sse_frames(
     out (for a keep-alive) without cancelling the facade's iterator.
     """
     queue: asyncio.Queue[dict[str, Any] | Event | None] = asyncio.Queue(STREAM_BUFFER)
-    stream = facade.events(after) if isinstance(facade, TypedEvents) else facade.subscribe(after)
+    stream = (
+        facade.events(after, partial=partial)
+        if isinstance(facade, TypedEvents)
+        else subscribe(facade, after, partial)
+    )
 
     async def pump() -> None:
         try:

@@ -80,7 +80,11 @@ class EventLog:
         at = datetime.now(UTC)
         # Validate before writing: a malformed event must never reach the log.
         draft = event_type.model_validate({**fields, "event_id": 0, "at": at})
-        result_id = draft.result.id if isinstance(draft, ValidationResultEvent) else None
+        result_id = (  # a partial result is logged as it is (ADR 0017)
+            draft.result.id
+            if isinstance(draft, ValidationResultEvent) and draft.covered is None
+            else None
+        )
         with self._store.write() as conn:
             stored = (
                 conn.execute(

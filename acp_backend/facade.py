@@ -8,6 +8,7 @@ handlers in the service modules own the domain.
 
 from __future__ import annotations
 
+import contextlib
 import importlib
 import logging
 from collections.abc import AsyncGenerator, Mapping
@@ -19,6 +20,7 @@ from pydantic import ValidationError
 from acp_backend.context import BackendContext
 from acp_backend.eventlog import DEFAULT_RETENTION, EventLog
 from acp_backend.handlers import HANDLERS, STARTUP
+from acp_backend.partial_events import whole_results
 from acp_backend.registry import Registry
 from acp_backend.store import Store, limit_from_env
 from acp_client.errors import (
@@ -117,12 +119,21 @@ class BackendFacade:
                 f"internal error while handling {name}", remedy="see the backend's log"
             ) from None
 
-    def subscribe(self, after: int | None = None) -> AsyncGenerator[dict[str, Any], None]:
-        return self.context.events.subscribe(after)
+    async def subscribe(
+        self, after: int | None = None, *, partial: bool = False
+    ) -> AsyncGenerator[dict[str, Any], None]:
+        """``events`` as JSON-RPC notification dicts (the wire format)."""
+        async with contextlib.aclosing(self.events(after, partial=partial)) as events:
+            async for event in events:
+                yield event.to_notification()
 
-    def events(self, after: int | None = None) -> AsyncGenerator[Event, None]:
-        """``subscribe`` as typed events, shared rather than copied."""
-        return self.context.events.events(after)
+    def events(
+        self, after: int | None = None, *, partial: bool = False
+    ) -> AsyncGenerator[Event, None]:
+        """Typed events, shared rather than copied; ``partial``: results of
+        runs on some files as logged (ADR 0017), else their stored whole."""
+        events = self.context.events.events(after)
+        return events if partial else whole_results(self.context.store, events)
 
     async def aclose(self) -> None:
         if self._closed:

@@ -38,7 +38,7 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 from acp_backend.event_stream import sse_frames
 from acp_backend.http_guard import connection_cap, guarded_protocol
 from acp_backend.rpc import handle_body
-from acp_client import jsonrpc
+from acp_client import heap, jsonrpc
 from acp_client.discovery import (
     BACKEND_FILE,
     LOCK_FILE,
@@ -113,7 +113,8 @@ def create_app(
                 status_code=400,
             )
         after = int(raw_after) if raw_after else None
-        stream = sse_frames(facade, after, keepalive_interval, closing)
+        partial = request.query_params.get("partial") == "1"  # ADR 0017
+        stream = sse_frames(facade, after, keepalive_interval, closing, partial)
         return StreamingResponse(
             stream,
             media_type="text/event-stream",
@@ -423,6 +424,7 @@ def _serve_locked(
         access_log=log.isEnabledFor(logging.DEBUG),  # one line per request: --verbose only
     )
     log.info("ACP backend on %s (token in %s)", info.url, backend_file)
+    heap.settle()
     try:
         asyncio.run(server.serve_and_close(sock))
     except KeyboardInterrupt:

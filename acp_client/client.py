@@ -303,15 +303,23 @@ class AcpClient:
 
     # --- events -----------------------------------------------------------
 
-    async def events(self, after: int | None = None) -> AsyncIterator[Event]:
+    async def events(
+        self, after: int | None = None, *, partial: bool = False
+    ) -> AsyncIterator[Event]:
         """Typed events after ``after``, each delivered once, in id order.
 
         Unknown methods are skipped (a newer backend); malformed events are
         logged and skipped. A ``StreamReset`` is passed through: the caller
-        must resync by listing. Transport failures propagate.
+        must resync by listing. Transport failures propagate. ``partial``:
+        a ``validation.result`` may carry only the files its run covered
+        (``covered``), for the caller to merge (``acp_client.covered``).
         """
         last = after
-        async for message in self.transport.events(after):
+        # Only asked when wanted: a plugged-in transport may not know the flag.
+        stream = (
+            self.transport.events(after, partial=True) if partial else self.transport.events(after)
+        )
+        async for message in stream:
             try:
                 event = parse_event(message)
             except UnknownEvent as exc:

@@ -38,8 +38,27 @@ class ValidationStarted(Event):
 
 
 class ValidationResultEvent(Event):
+    """A validator's result. With ``covered`` (only on a subscription that
+    asked for partial results) ``result.findings`` are those of the covered
+    files alone: merge them into result ``base_result_id`` (``acp_client.
+    covered.merge_covered``) for the whole, which ``validation.list_results``
+    also returns under the same result id."""
+
     method: ClassVar[str] = "validation.result"
     result: ValidationResult
+    # Absent from a whole result's event: the wire is as before partial results.
+    covered: tuple[str, ...] | None = Field(
+        default=None,
+        exclude_if=lambda value: value is None,
+        description="Set on a partial result: the files (relative to the root) the run "
+        "covered; the validation's findings in every other file are those of "
+        "base_result_id.",
+    )
+    base_result_id: str | None = Field(
+        default=None,
+        exclude_if=lambda value: value is None,
+        description="Set on a partial result: the result it continues.",
+    )
 
 
 class ValidationCompleted(Event):

@@ -5,14 +5,16 @@ files) into a temporary resource declared with ``preset = "ruff"``, then,
 through the real facade (in-process backend, real ruff):
 
 - the floor: ruff run directly on one file, as the backend would run it;
-- a save of that file (``validation.run`` with its path): start to result;
+- a save of that file (``validation.run`` with its path): from the start to
+  the saved file's diagnostics in the language server's store, as the
+  language server subscribes (partial results, ADR 0017): the event parsed
+  and taken in, and the marks of every file it changed built;
 - a full run of the whole repository.
 
 Two configurations: the rules a CI gate commonly enforces (syntax errors and
-undefined names: a handful of findings), which carries the target; and
-ruff's default rules, under which this code has ~8,000 findings that every
-save carries over into its result (stored and published whole): that row
-shows what carrying costs, and is informative.
+undefined names: a handful of findings), and ruff's default rules, under
+which this code has ~8,000 findings that every save carries over into the
+stored result. Both carry the target.
 
 Target: a save is within 1.5x the tool's own time on that file plus 100 ms.
 Run from the repository root: ``python bench/bench_incremental.py [--json PATH] [--check]``.
@@ -35,7 +37,10 @@ from rows import Row, run_bench
 
 from acp_backend.facade import BackendFacade, create_facade
 from acp_backend.validation.runner import validator_environment
+from acp_client.events import ValidationResultEvent, parse_event
+from acp_client.models import ValidationResult
 from acp_client.operations import ValidationRunResult
+from lsp_server.features.diagnostics.store import DiagnosticsStore
 
 LIBRARIES = ("pip", "setuptools")
 SAVED = "src/pip/_internal/req/req_install.py"
@@ -78,58 +83,77 @@ def tool_direct_ms(root: Path, extra: list[str]) -> float:
     return statistics.median(times)
 
 
-async def run_ms(facade: BackendFacade, root: Path, paths: list[str] | None) -> tuple[float, int]:
+async def run_ms(
+    facade: BackendFacade, root: Path, paths: list[str] | None, store: DiagnosticsStore
+) -> tuple[float, int]:
+    """Start to the validator's result in the language server's ``store``
+    (with the marks of the files it changed built); and how many findings
+    its event carried."""
     params: dict[str, Any] = {"resource": "bench"}
     if paths is not None:
         params["paths"] = [str(root / path) for path in paths]
     began = time.perf_counter()
     started = ValidationRunResult.model_validate(await facade.dispatch("validation.run", params))
     assert started.started_event_id is not None
-    async for message in facade.subscribe(started.started_event_id - 1):
-        if message["method"] == "validation.result":
-            result = message["params"]["result"]
-            if result["run_id"] == started.run_id:
-                return (time.perf_counter() - began) * 1000, len(result["findings"])
+    async for message in facade.subscribe(started.started_event_id - 1, partial=True):
+        event = parse_event(message)
+        if isinstance(event, ValidationResultEvent) and event.result.run_id == started.run_id:
+            changed = take_in(store, event)
+            for key in changed:
+                store.marks(key)
+            return (time.perf_counter() - began) * 1000, len(event.result.findings)
     raise RuntimeError("the event stream ended")
+
+
+def take_in(store: DiagnosticsStore, event: ValidationResultEvent) -> set[tuple[str, str]]:
+    if event.covered is None or event.base_result_id is None:
+        return store.apply(event.result)
+    changed = store.apply_partial(event.result, event.covered, event.base_result_id)
+    assert changed is not None, "the store could not continue the result it showed"
+    return changed
+
+
+async def stored_findings(facade: BackendFacade) -> int:
+    """The findings of the stored (merged) result: what a listing returns."""
+    listed = await facade.dispatch("validation.list_results", {"resource": "bench"})
+    return sum(len(ValidationResult.model_validate(r).findings) for r in listed["results"])
 
 
 async def measure(root: Path, data: Path) -> dict[str, float]:
     facade = create_facade(data)
     try:
         await facade.dispatch("resource.register", {"path": str(root), "name": "bench"})
-        full_ms, full_findings = await run_ms(facade, root, None)
+        store = DiagnosticsStore()
+        full_ms, full_findings = await run_ms(facade, root, None, store)
         saves = []
         for _ in range(ROUNDS):
             (root / SAVED).touch()
-            saves.append((await run_ms(facade, root, [SAVED]))[0])
-        _, kept = await run_ms(facade, root, [SAVED])
+            saves.append((await run_ms(facade, root, [SAVED], store))[0])
         return {
             "full": full_ms,
             "save": statistics.median(saves),
             "findings_full": full_findings,
-            "findings_after_save": kept,
+            "findings_after_save": await stored_findings(facade),
         }
     finally:
         await facade.aclose()
 
 
 def rows(
-    label: str, files: int, tool_ms: float, measured: dict[str, float], informative: bool
+    label: str, files: int, tool_ms: float, measured: dict[str, float]
 ) -> list[dict[str, Any]]:
     target = SAVE_RATIO * tool_ms + SAVE_SLACK_MS
     save = measured["save"]
     carried = int(measured["findings_full"])
     return [
         {
-            "measure": f"{label}: save -> result, one file of {files} ({carried} findings)",
+            "measure": f"{label}: save -> diagnostics, one file of {files} ({carried} findings)",
             "value": round(save, 1),
             "unit": "ms",
             "floor": round(tool_ms, 1),
             "ratio": round(save / tool_ms, 2),
-            "target": "informative"
-            if informative
-            else f"<= {SAVE_RATIO}x floor + {SAVE_SLACK_MS:g} ms ({target:.0f} ms)",
-            "ok": informative or save <= target,
+            "target": f"<= {SAVE_RATIO}x floor + {SAVE_SLACK_MS:g} ms ({target:.0f} ms)",
+            "ok": save <= target,
         },
         {
             "measure": f"{label}: full run, {files} files",
@@ -154,13 +178,13 @@ def rows(
 
 def measure_all() -> list[Row]:
     table: list[Row] = []
-    for index, (label, extra) in enumerate(CONFIGS.items()):
+    for label, extra in CONFIGS.items():
         with tempfile.TemporaryDirectory() as temp:
             root, data = Path(temp) / "repo", Path(temp) / "data"
             files = make_repository(root, extra)
             tool_ms = tool_direct_ms(root, extra)
             measured = asyncio.run(measure(root, data))
-        table += rows(label, files, tool_ms, measured, informative=index > 0)
+        table += rows(label, files, tool_ms, measured)
     return table
 
 

@@ -83,7 +83,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     elif args.ws:
         server.start_ws(*args.ws)
     else:
-        stdout = PipeStdout(sys.stdout.buffer)
+        stdout = server.output = PipeStdout(sys.stdout.buffer)
         sys.stdout = sys.stderr  # the protocol owns the real stdout
         stdin = SignalledStdin(sys.stdin.buffer) if os.name == "posix" else None
         if stdin is not None:

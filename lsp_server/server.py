@@ -24,6 +24,7 @@ from lsprotocol import types
 from pygls.lsp.server import LanguageServer
 from pygls.protocol import LanguageServerProtocol, lsp_method
 
+from acp_client import heap
 from acp_client.errors import AcpError, TransportError, Unsupported
 from acp_client.paths import is_within
 from lsp_server import __version__
@@ -38,6 +39,7 @@ from lsp_server.capabilities import ClientSupport, as_it_behaves
 from lsp_server.notices import Notices
 from lsp_server.preload import Preload
 from lsp_server.roots import Placement, Roots, file_path
+from lsp_server.stdio import PipeStdout
 
 if TYPE_CHECKING:  # loaded after the initialize answer (lsp_server.preload)
     from acp_client.client import AcpClient
@@ -84,6 +86,7 @@ class AcpLanguageServer(LanguageServer):
         self._last_event_id: int | None = None
         self.notices = Notices(self.say, self.log_to_client)
         self._init_options: object = None
+        self.output: PipeStdout | None = None  # stdout, when the protocol runs there
         self._settings_message: str | None = None
         self._stopping: asyncio.Task[None] | None = None
 
@@ -113,6 +116,10 @@ class AcpLanguageServer(LanguageServer):
         """The position encoding negotiated at ``initialize``."""
         negotiated = self.workspace.position_encoding or types.PositionEncodingKind.Utf16
         return types.PositionEncodingKind(negotiated).value
+
+    def output_backlog(self) -> int:
+        """Bytes written to the editor that it has not read yet (stdio only)."""
+        return self.output.pending if self.output is not None else 0
 
     def notify_json(self, method: str, params_json: str) -> None:
         """Send a notification whose params are already serialised: no
@@ -236,6 +243,7 @@ class AcpLanguageServer(LanguageServer):
             moved: asyncio.Task[bool] | None = None
             try:
                 client, answer = await self.link.connect()
+                heap.settle()  # all the code it runs on is loaded by now
                 if self._last_event_id is None:
                     # Replay everything after the initialize: an HTTP stream
                     # connects only after the listing below has begun, and
@@ -277,7 +285,7 @@ class AcpLanguageServer(LanguageServer):
                 await asyncio.sleep(backoff.next())
 
     async def _consume_events(self, client: AcpClient) -> None:
-        async for event in client.events(self._last_event_id):
+        async for event in client.events(self._last_event_id, partial=True):
             self._last_event_id = event.event_id
             try:
                 await self.on_event(client, event)

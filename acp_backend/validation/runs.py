@@ -27,11 +27,12 @@ from acp_backend.validation.config import ValidationConfig
 from acp_backend.validation.runner import OUTPUT_CAP
 from acp_backend.validation.validator import (
     MAX_FINDINGS,
+    Ran,
     RunScope,
     RunTarget,
     Verdict,
     make_result,
-    run_validation,
+    run_scoped,
 )
 from acp_client.events import ValidationCompleted, ValidationResultEvent, ValidationStarted
 from acp_client.models import ResultOutcome, ValidationMode, ValidationResult, ValidationSummary
@@ -45,7 +46,7 @@ _Key = tuple[str, str | None, str]  # resource id, plan id, validation name
 class _Run:
     target: RunTarget
     configs: dict[str, ValidationConfig]
-    jobs: dict[str, asyncio.Task[ValidationResult]] = field(default_factory=dict)
+    jobs: dict[str, asyncio.Task[Ran]] = field(default_factory=dict)
     started_at: dict[str, datetime] = field(default_factory=dict)
     why_cancelled: dict[str, str] = field(default_factory=dict)
 
@@ -75,7 +76,7 @@ class ValidationRuns:
         self._output_cap = output_cap
         self._max_findings = max_findings
         self._runs: dict[str, _Run] = {}
-        self._running: dict[_Key, tuple[_Run, asyncio.Task[ValidationResult]]] = {}
+        self._running: dict[_Key, tuple[_Run, asyncio.Task[Ran]]] = {}
 
     def start(
         self,
@@ -129,15 +130,10 @@ class ValidationRuns:
         await asyncio.gather(*unfinished.values(), return_exceptions=True)
         return tuple(unfinished)
 
-    async def _job(self, run: _Run, config: ValidationConfig) -> ValidationResult:
+    async def _job(self, run: _Run, config: ValidationConfig) -> Ran:
         async with self._slots:
             run.started_at[config.name] = datetime.now(UTC)
-            return await run_validation(
-                config,
-                run.target,
-                output_cap=self._output_cap,
-                max_findings=self._max_findings,
-            )
+            return await run_scoped(config, run.target, self._output_cap, self._max_findings)
 
     async def _supervise(self, run: _Run) -> None:
         finished: asyncio.Queue[str] = asyncio.Queue()
@@ -167,39 +163,39 @@ class ValidationRuns:
         key = (run.target.resource_id, run.target.plan_id, name)
         if self._running.get(key, (None, None))[1] is job:
             del self._running[key]
-        result = self._result_of(run, name, job)
+        ran = self._result_of(run, name, job)
+        result = ran.result
         try:
-            self._store(result)
+            self._store(ran)
         except Exception as exc:
             log.exception("could not record the result of %s in run %s", name, run.target.run_id)
             message = f"its result could not be stored: {exc or type(exc).__name__}"
             verdict = Verdict(False, message, ResultOutcome.UNRECORDED)
             result = make_result(run.configs[name], run.target, result.started_at, verdict)
             try:
-                self._store(result)
+                self._store(Ran(result))
             except Exception:  # the summary still counts it; the store is failing
                 log.exception("could not record that either")
         return result
 
-    def _store(self, result: ValidationResult) -> None:
-        self._save(result)
-        self._events.publish(ValidationResultEvent, result=result)
+    def _store(self, ran: Ran) -> None:
+        """The whole result is stored; the event carries what the run covered."""
+        self._save(ran.result)
+        self._events.publish(ValidationResultEvent, **ran.event_fields())
 
-    def _result_of(
-        self, run: _Run, name: str, job: asyncio.Task[ValidationResult]
-    ) -> ValidationResult:
+    def _result_of(self, run: _Run, name: str, job: asyncio.Task[Ran]) -> Ran:
         config = run.configs[name]
         started = run.started_at.get(name, datetime.now(UTC))
         if job.cancelled():
             reason = run.why_cancelled.get(name, "cancelled")
             verdict = Verdict(False, reason, ResultOutcome.CANCELLED)
-            return make_result(config, run.target, started, verdict)
+            return Ran(make_result(config, run.target, started, verdict))
         error = job.exception()
         if error is None:
             return job.result()
         # The TaskSet has logged the traceback.
         verdict = Verdict(False, f"internal error: {error}", ResultOutcome.ERROR)
-        return make_result(config, run.target, started, verdict)
+        return Ran(make_result(config, run.target, started, verdict))
 
     def _complete(self, run: _Run, tally: _Tally) -> None:
         self._runs.pop(run.target.run_id, None)

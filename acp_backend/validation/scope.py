@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from acp_backend.validation.config import FILES_PLACEHOLDER, ValidationConfig, glob_matches
+from acp_client.covered import merge_covered
 from acp_client.models import Finding, ValidationResult
 
 # Directories a full run never descends into: tools' caches, dependencies, VCS data.
@@ -75,17 +76,9 @@ def _all_files(config: ValidationConfig, root: Path, cwd: str) -> Iterator[str]:
 def merged_findings(
     new: tuple[Finding, ...], covered: frozenset[str], previous: ValidationResult | None
 ) -> tuple[Finding, ...]:
-    """The previous result's findings for files the run did not cover, then
-    the run's own findings for the files it did."""
-    kept = tuple(
-        finding
-        for finding in (previous.findings if previous else ())
-        if finding.location is not None and finding.location.path not in covered
-    )
-    fresh = tuple(
-        finding for finding in new if finding.location is None or finding.location.path in covered
-    )
-    return kept + fresh
+    """The run's own findings for the files it covered, then the previous
+    result's for the files it did not (``acp_client.covered``)."""
+    return merge_covered(new, covered, previous.findings if previous else ())
 
 
 def merged_hashes(

@@ -7,6 +7,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
 from acp_backend.ids import new_ulid
 from acp_backend.validation import isolation
@@ -24,6 +25,7 @@ from acp_backend.validation.runner import (
     validator_environment,
 )
 from acp_backend.validation.scope import merged_findings, merged_hashes, scoped_command
+from acp_client.covered import covers
 from acp_client.models import Finding, ResultOutcome, SeverityHint, ValidationResult
 
 MAX_FINDINGS = 10_000  # per result: beyond this an editor shows noise, not information
@@ -69,6 +71,28 @@ class Verdict:
     file_hashes: dict[str, str] = field(default_factory=dict)
 
 
+@dataclass(frozen=True)
+class Ran:
+    """A validator's result and, when it was merged into an earlier one
+    (``base``), the files the run covered, whose findings come first (ADR 0017)."""
+
+    result: ValidationResult
+    covered: frozenset[str] | None = None
+    base: ValidationResult | None = None
+
+    def event_fields(self) -> dict[str, Any]:
+        """A ``validation.result`` event's fields: only what the run covered."""
+        if self.covered is None or self.base is None:
+            return {"result": self.result}
+        findings = self.result.findings
+        own = next((i for i, f in enumerate(findings) if not covers(f, self.covered)), None)
+        return {
+            "result": self.result.model_copy(update={"findings": findings[:own]}),
+            "covered": tuple(sorted(self.covered)),
+            "base_result_id": self.base.id,
+        }
+
+
 async def run_validation(
     config: ValidationConfig,
     target: RunTarget,
@@ -76,18 +100,26 @@ async def run_validation(
     output_cap: int = OUTPUT_CAP,
     max_findings: int = MAX_FINDINGS,
 ) -> ValidationResult:
+    return (await run_scoped(config, target, output_cap, max_findings)).result
+
+
+async def run_scoped(
+    config: ValidationConfig, target: RunTarget, output_cap: int, max_findings: int
+) -> Ran:
     started = datetime.now(UTC)
     scope = scoped_command(config, target.root, target.paths)
     if scope is None:
-        return make_result(config, target, started, Verdict(True, "no files to check"))
+        return Ran(make_result(config, target, started, Verdict(True, "no files to check")))
     if scope.command:
         process = await _run(config, target.root, scope.command, output_cap)
         verdict = await judge_bounded(config, process, target.root, max_findings, started)
     else:  # only deleted files changed: nothing to run, their findings go
         verdict = Verdict(True, "no findings")
-    if scope.covered is not None:
-        verdict = _merged(verdict, scope.covered, target.previous.get(config.name))
-    return make_result(config, target, started, verdict)
+    if scope.covered is None or verdict.outcome is not ResultOutcome.COMPLETED:
+        return Ran(make_result(config, target, started, verdict))
+    base = target.previous.get(config.name)
+    verdict = _merged(verdict, scope.covered, base)
+    return Ran(make_result(config, target, started, verdict), scope.covered, base)
 
 
 async def _run(
@@ -159,12 +191,8 @@ def _small_and_linear(config: ValidationConfig, process: ProcessOutcome) -> bool
 def _merged(
     verdict: Verdict, covered: frozenset[str], previous: ValidationResult | None
 ) -> Verdict:
-    if verdict.outcome is not ResultOutcome.COMPLETED:
-        return verdict
     findings = merged_findings(verdict.findings, covered, previous)
-    carried = len(findings) - sum(
-        1 for f in findings if f.location is None or f.location.path in covered
-    )
+    carried = len(findings) - sum(1 for f in verdict.findings if covers(f, covered))
     message = verdict.message
     if carried:
         message = f"{_count(len(findings))} ({carried} kept from files this run did not check)"

@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+import inspect
 from collections.abc import AsyncIterator, Mapping
-from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, Protocol, cast, runtime_checkable
 
 if TYPE_CHECKING:
     from acp_client.events import Event
@@ -16,14 +17,19 @@ class Transport(Protocol):
     subclass (``TransportError`` for outages, ``RemoteError`` for refusals).
     ``events`` yields JSON-RPC notification dicts (or, in process, typed
     events) with ``params.event_id`` greater than ``after``; it reconnects
-    by itself where it can and raises ``StreamDropped`` only when it gives up.
+    by itself where it can and raises ``StreamDropped`` only when it gives
+    up. ``partial``: ask for partial results (``ValidationResultEvent.covered``);
+    a backend that does not offer them sends whole ones, which a
+    partial-aware client reads alike.
     """
 
     description: str
 
     async def call(self, method: str, params: Mapping[str, Any]) -> Any: ...
 
-    def events(self, after: int | None = None) -> AsyncIterator[dict[str, Any] | Event]: ...
+    def events(
+        self, after: int | None = None, *, partial: bool = False
+    ) -> AsyncIterator[dict[str, Any] | Event]: ...
 
     async def aclose(self) -> None: ...
 
@@ -37,7 +43,9 @@ class Facade(Protocol):
     ``subscribe`` yields event notifications after ``after`` (a
     ``stream.reset`` first when ``after`` is older than the retained log),
     then new ones as they happen, until the consumer stops iterating.
-    A facade may also offer ``events(after)``, the same stream as typed
+    A facade whose ``subscribe`` also takes ``partial`` (keyword) can send
+    partial results to a subscriber that asks for them. A facade may also
+    offer ``events(after, partial=...)``, the same stream as typed
     ``acp_client.events.Event`` objects (see ``TypedEvents``): the
     in-process client then takes them as they are, with no copy.
     """
@@ -49,8 +57,20 @@ class Facade(Protocol):
     async def aclose(self) -> None: ...
 
 
+def subscribe(
+    facade: Facade, after: int | None, partial: bool = False
+) -> AsyncIterator[dict[str, Any]]:
+    """``facade.subscribe``, with partial results when asked and offered."""
+    if partial and "partial" in inspect.signature(facade.subscribe).parameters:
+        events: AsyncIterator[dict[str, Any]] = cast(Any, facade).subscribe(after, partial=True)
+        return events
+    return facade.subscribe(after)
+
+
 @runtime_checkable
 class TypedEvents(Protocol):
     """A facade that hands its events over as typed, frozen objects."""
 
-    def events(self, after: int | None = None) -> AsyncIterator[Event]: ...
+    def events(
+        self, after: int | None = None, *, partial: bool = False
+    ) -> AsyncIterator[Event]: ...

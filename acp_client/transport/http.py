@@ -24,6 +24,7 @@ from acp_client.transport.sse import SseSubscription, StreamPolicy
 TOKEN_ENV = "ACP_TOKEN"
 RPC_PATH = "/acp/v1"
 EVENTS_PATH = "/acp/v1/events"
+PARTIAL_QUERY = "?partial=1"  # partial results on the stream (ADR 0017)
 
 
 def resolve_token(
@@ -136,14 +137,15 @@ class HttpTransport:
             ) from None
         return jsonrpc.unwrap(payload, request_id)
 
-    def events(self, after: int | None = None) -> AsyncIterator[dict[str, Any]]:
-        return self.subscription(after).__aiter__()
+    def events(
+        self, after: int | None = None, *, partial: bool = False
+    ) -> AsyncIterator[dict[str, Any]]:
+        return self.subscription(after, partial=partial).__aiter__()
 
-    def subscription(self, after: int | None = None) -> SseSubscription:
+    def subscription(self, after: int | None = None, *, partial: bool = False) -> SseSubscription:
         """The subscription object itself, for callers that watch its counters."""
-        return SseSubscription(
-            self._http, self.base_url + EVENTS_PATH, self.base_url, self.stream_policy, after
-        )
+        url = self.base_url + EVENTS_PATH + (PARTIAL_QUERY if partial else "")
+        return SseSubscription(self._http, url, self.base_url, self.stream_policy, after)
 
     async def aclose(self) -> None:
         await self._http.aclose()

@@ -15,7 +15,7 @@ from typing import Any, cast
 
 from acp_client.errors import AcpError, BackendUnreachable, InternalError
 from acp_client.events import Event
-from acp_client.transport import Facade, TypedEvents
+from acp_client.transport import Facade, TypedEvents, subscribe
 
 log = logging.getLogger(__name__)
 
@@ -67,10 +67,12 @@ class InProcessTransport:
             log.exception("in-process %s failed", method)
             raise InternalError(f"{method} failed inside the backend") from exc
 
-    def events(self, after: int | None = None) -> AsyncIterator[dict[str, Any] | Event]:
+    def events(
+        self, after: int | None = None, *, partial: bool = False
+    ) -> AsyncIterator[dict[str, Any] | Event]:
         if isinstance(self.facade, TypedEvents):
-            return self.facade.events(after)
-        return self.facade.subscribe(after)
+            return self.facade.events(after, partial=partial)
+        return subscribe(self.facade, after, partial)
 
     async def aclose(self) -> None:
         await self.facade.aclose()

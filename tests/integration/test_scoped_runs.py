@@ -1,6 +1,7 @@
 """``{files}``: a save runs the tool on the saved file only, and the result
 keeps the other files' findings from the previous run (real ruff, through
-the real facade)."""
+the real facade); a subscriber that asks for partial results gets only the
+saved file's findings, in local mode and over HTTP + SSE (ADR 0017)."""
 
 from __future__ import annotations
 
@@ -12,10 +13,13 @@ from typing import Any
 import pytest
 
 from acp_backend.facade import BackendFacade, create_facade
+from acp_client.client import AcpClient
+from acp_client.connect import LOCAL, connect
 from acp_client.errors import AlreadyExists
 from acp_client.events import ValidationCompleted, ValidationResultEvent
 from acp_client.models import ValidationResult
 from acp_client.operations import ValidationRunResult
+from tests.integration.conftest import LiveServer
 
 # ruff through a wrapper that records the files it was given, one run a line.
 TOML = """\
@@ -110,3 +114,51 @@ async def test_a_save_without_a_previous_run_reports_only_what_it_covered(
     saved = await run(facade, project, "src/pkg/b.py")
     assert calls(project) == ["pkg/b.py"]
     assert places(saved) == [("src/pkg/b.py", 0, 20, "F401")]
+
+
+@pytest.fixture(params=["local", "http+sse"])
+async def client(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator[AcpClient]:
+    server = LiveServer(tmp_path / "data").start() if request.param == "http+sse" else None
+    if server is None:
+        acp = await connect(LOCAL, data_dir=tmp_path / "data")
+    else:
+        acp = await connect(server.url, token=server.token)
+    yield acp
+    await acp.aclose()
+    if server is not None:
+        server.stop()
+
+
+async def follow(client: AcpClient, partial: bool, *saved: str) -> ValidationResultEvent:
+    """Run the validation (a save of ``saved``) and return its result event."""
+    run_ = await client.validation_run("p", paths=saved or None)
+    assert run_.started_event_id is not None
+    async for event in client.events(run_.started_event_id - 1, partial=partial):
+        if isinstance(event, ValidationResultEvent) and event.result.run_id == run_.run_id:
+            return event
+    raise AssertionError("the stream ended")
+
+
+async def test_a_partial_subscriber_gets_only_the_saved_files_findings(
+    client: AcpClient, project: Path
+) -> None:
+    await client.resource_register(str(project), name="p")
+    full = (await follow(client, True)).result
+    assert places(full) == [("src/a.py", 0, 7, "F401"), ("src/pkg/b.py", 0, 20, "F401")]
+
+    (project / "src" / "a.py").write_text("import os, re\n\nprint(os.sep)\n", encoding="utf-8")
+    saved = await follow(client, True, str(project / "src" / "a.py"))
+    assert saved.covered == ("src/a.py",) and saved.base_result_id == full.id
+    assert places(saved.result) == [("src/a.py", 0, 11, "F401")]  # b.py's is not sent
+    assert not saved.result.passed  # the verdict is the whole result's
+
+    (stored,) = await client.latest_results("p")  # what a listing returns: the whole
+    assert stored.id == saved.result.id
+    assert places(stored) == [("src/a.py", 0, 11, "F401"), ("src/pkg/b.py", 0, 20, "F401")]
+    # The saved file's findings come first: a finding's index is the same in both.
+    assert stored.findings[: len(saved.result.findings)] == saved.result.findings
+
+    (project / "src" / "a.py").write_text("x = 1\n", encoding="utf-8")
+    whole = await follow(client, False, str(project / "src" / "a.py"))
+    assert whole.covered is None and whole.base_result_id is None  # as before partial results
+    assert places(whole.result) == [("src/pkg/b.py", 0, 20, "F401")]

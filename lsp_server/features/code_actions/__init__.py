@@ -166,8 +166,10 @@ class CodeActions(Feature):
         if placement is None:
             return None
         if isinstance(args, FixArgs):
-            result = self._diagnostics.store.latest(args.resource_id, args.validation, args.plan_id)
-            if result is None or result.id != args.result_id:
+            result = self._diagnostics.store.latest(
+                args.resource_id, args.validation, args.plan_id, args.result_id
+            )
+            if result is None:
                 return None
             findings = result.findings
             if not (

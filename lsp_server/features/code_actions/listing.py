@@ -88,8 +88,8 @@ class PlanArgs(Arguments):
     force: bool = False
 
 
-Latest = Callable[[str, str, str | None], ValidationResult | None]
-"""(resource id, validation, plan id) -> the result shown for it."""
+Latest = Callable[[str, str, str | None, str], ValidationResult | None]
+"""(resource id, validation, plan id, result id) -> that result, if still shown."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -126,12 +126,13 @@ def finding_of(
     ):
         return None
     plan_id = data.get("plan_id")
-    result = latest(resource_id, validation, plan_id if isinstance(plan_id, str) else None)
-    if (
-        result is None
-        or result.id != data.get("result_id")
-        or not 0 <= index < len(result.findings)
-    ):
+    result_id = data.get("result_id")
+    if not isinstance(result_id, str):
+        return None
+    result = latest(
+        resource_id, validation, plan_id if isinstance(plan_id, str) else None, result_id
+    )
+    if result is None or not 0 <= index < len(result.findings):
         return None
     return result, index, result.findings[index]
 

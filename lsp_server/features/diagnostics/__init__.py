@@ -43,6 +43,11 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 
+OUTPUT_BACKLOG = 256 * 1024
+"""Bytes sent but not yet read by the editor beyond which publishing waits:
+an answer queued behind them waits for the editor to read them all."""
+
+
 class Diagnostics(Feature):
     def __init__(self, session: AcpLanguageServer) -> None:
         super().__init__(session)
@@ -50,7 +55,9 @@ class Diagnostics(Feature):
         self.presenter = Presenter(
             self.store, session.roots, types.PositionEncodingKind.Utf16, self._changed
         )
-        self._publisher: CoalescingPublisher[FileKey] = CoalescingPublisher(self._publish)
+        self._publisher: CoalescingPublisher[FileKey] = CoalescingPublisher(
+            self._publish, backed_up=lambda: session.output_backlog() > OUTPUT_BACKLOG
+        )
         self._refresher: CoalescingPublisher[str] = CoalescingPublisher(self._refresh)
         self._progress = RunProgress(session.work_done_progress, self._cancel_run)
         self._runs = RunScheduler(self._start_run, session.spawn)
@@ -165,7 +172,9 @@ class Diagnostics(Feature):
     async def on_event(self, client: AcpClient, event: Event) -> None:
         if isinstance(event, ValidationResultEvent):
             plan_id = event.result.plan_id
-            if plan_id is None:
+            if event.covered is not None and event.base_result_id is not None:
+                await self._apply_partial(client, event, event.covered, event.base_result_id)
+            elif plan_id is None:
                 self.presenter.apply(event.result)
             else:
                 scope = await self._plan_scope(client, plan_id)
@@ -179,6 +188,21 @@ class Diagnostics(Feature):
             self._hold_during(event)
         elif isinstance(event, ResourceChanged) and event.change == "unregistered":
             self.presenter.changed(self.store.forget_resource(event.resource.id))
+
+    async def _apply_partial(
+        self,
+        client: AcpClient,
+        event: ValidationResultEvent,
+        covered: tuple[str, ...],
+        base_id: str,
+    ) -> None:
+        """A save's result on the files it covered (ADR 0017); when it does
+        not continue the result shown, the listing has the whole one."""
+        if self.presenter.apply_partial(event.result, covered, base_id):
+            return
+        resource = self.session.roots.resources.get(event.result.resource_id)
+        if resource is not None:
+            await self._fill_results(client, resource)
 
     def _observe_run(
         self,

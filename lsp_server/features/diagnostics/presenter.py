@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from dataclasses import dataclass
 
 from lsprotocol.types import (
@@ -111,6 +111,18 @@ class Presenter:
             return  # a resource no folder or document of this session belongs to
         for key in self.store.apply(result, scope):
             self._on_change(key)
+
+    def apply_partial(
+        self, result: ValidationResult, covered: Collection[str], base_id: str
+    ) -> bool:
+        """A partial result of the resource (``DiagnosticsStore.apply_partial``);
+        False when the store cannot merge it: list the results to catch up."""
+        if result.resource_id not in self.roots.resources:
+            return True
+        changed = self.store.apply_partial(result, covered, base_id)
+        if changed is not None:
+            self.changed(changed)
+        return changed is not None
 
     def changed(self, keys: set[FileKey]) -> None:
         for key in keys:

@@ -7,7 +7,10 @@ the window's end; due keys go out in slices of at most ``SLICE`` keys and
 requests are answered in the middle of a 100,000-finding burst (on a
 loaded machine a count alone let a slice run for 50 ms). A key that
 changes again while it waits is sent once, with whatever its state is by
-then: the busier the burst, the more it collapses.
+then: the busier the burst, the more it collapses. While the editor has
+not read what was sent (``backed_up``), draining waits: an answer to a
+request is queued behind everything sent before it, so the queue is kept
+short rather than the editor's pipe kept full.
 
 While held (a run of several validations is in progress, ADR 0015), changed
 keys wait until the hold is released or for at most ``max_hold`` seconds:
@@ -28,6 +31,7 @@ DEFAULT_WINDOW = 0.05
 DEFAULT_MAX_HOLD = 1.0
 SLICE = 64
 SLICE_SECONDS = 0.004
+BACKED_UP_RETRY = 0.002  # seconds between looks at a backed-up editor
 
 
 class CoalescingPublisher(Generic[K]):
@@ -40,12 +44,14 @@ class CoalescingPublisher(Generic[K]):
         max_hold: float = DEFAULT_MAX_HOLD,
         *,
         slice_seconds: float = SLICE_SECONDS,
+        backed_up: Callable[[], bool] = lambda: False,
     ) -> None:
         self._send = send
         self._window = window
         self._clock = clock
         self._slice = slice_size
         self._slice_seconds = slice_seconds
+        self._backed_up = backed_up
         self._last_sent: dict[K, float] = {}
         self._trailing: dict[K, asyncio.TimerHandle] = {}
         self._due: dict[K, None] = {}  # insertion-ordered set
@@ -116,16 +122,20 @@ class CoalescingPublisher(Generic[K]):
         """Send one slice of due keys; come back for the rest after the loop
         has run whatever else is ready."""
         self._draining = None
+        loop = asyncio.get_running_loop()
+        if self._backed_up():
+            self._draining = loop.call_later(BACKED_UP_RETRY, self._drain)
+            return
         now = self._clock()
         began = time.perf_counter()  # work done, whatever clock windows use
         for _ in range(min(self._slice, len(self._due))):
             key = next(iter(self._due))
             del self._due[key]
             self._publish(key, now)
-            if time.perf_counter() - began > self._slice_seconds:
+            if time.perf_counter() - began > self._slice_seconds or self._backed_up():
                 break
         if self._due:
-            self._draining = asyncio.get_running_loop().call_soon(self._drain)
+            self._draining = loop.call_soon(self._drain)
 
     def _publish(self, key: K, now: float) -> None:
         self._last_sent[key] = now

@@ -7,23 +7,28 @@ change bumps the file's version, which the pull path hands out as result id.
 Beside the validations' marks, each resource has at most one error of its
 ``acp.toml``, kept apart so that no validation name can stand for it.
 
-A file holds the indexes of its findings in the validation's latest result,
-not marks: taking in a 10,000-finding result is one cheap pass on the event
-loop, and marks are built a file at a time when that file is sent (ADR 0015).
+A file holds the indexes of its findings in the validation's result they
+came from, not marks: taking in a 10,000-finding result is one cheap pass on
+the event loop, and marks are built a file at a time when that file is sent
+(ADR 0015). A partial result (a save's run of a ``{files}`` validation, ADR
+0017) replaces the marks of the files its run covered only; the other files
+keep theirs, on the earlier result they came from, and are not sent again.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Collection, Iterable
 
 from acp_client.models import Finding, ResultOutcome, ValidationResult
-from lsp_server.marks import ConfigMark, Mark, Placed, config_mark, mark_at, placed
+from lsp_server.marks import ConfigMark, Mark, Placed, anchor_of, config_mark, mark_at, placed
 from lsp_server.roots import FileKey
+
+_Held = tuple[ValidationResult, list[int | None]]  # a result, the indexes of its findings shown
 
 
 class DiagnosticsStore:
     def __init__(self) -> None:
-        self._marks: dict[FileKey, dict[str, list[int | None]]] = {}  # finding indexes
+        self._marks: dict[FileKey, dict[str, _Held]] = {}  # by validation
         self._latest: dict[tuple[str, str], ValidationResult] = {}
         self._applied: dict[tuple[str, str], int] = {}  # when each slot's result came in
         self._files_of: dict[tuple[str, str], set[FileKey]] = {}
@@ -63,10 +68,52 @@ class DiagnosticsStore:
         grouped: Placed = placed(result)
         added = {(scope, path) for path in grouped}
         for path, indexes in grouped.items():
-            self._marks.setdefault((scope, path), {})[result.validation] = indexes
+            self._marks.setdefault((scope, path), {})[result.validation] = (result, indexes)
         if added:
             self._files_of[slot] = added
         changed = touched | added
+        self._bump(changed)
+        return changed
+
+    def apply_partial(
+        self,
+        result: ValidationResult,
+        covered: Collection[str],
+        base_id: str,
+        scope: str | None = None,
+    ) -> set[FileKey] | None:
+        """Take in a partial result: its findings are those of the ``covered``
+        files (and any without a file); every other file keeps what result
+        ``base_id`` showed there. Return the files whose diagnostics changed,
+        or None when the result shown is not ``base_id`` (an event was missed,
+        or the validation changed mode): list the results to catch up.
+        """
+        scope = scope or result.resource_id
+        slot = (scope, result.validation)
+        shown = self._latest.get(slot)
+        if shown is not None and result.started_at < shown.started_at:
+            return set()  # a superseded run finishing late
+        if shown is None or shown.id != base_id or shown.mode != result.mode:
+            return None
+        self._latest[slot] = result
+        self._clock += 1
+        self._applied[slot] = self._clock
+        anchor = anchor_of(result).path  # where findings without a file show
+        replaced = {(scope, path) for path in (*covered, anchor)}
+        files = self._files_of.pop(slot, set())
+        dropped = replaced & files
+        for key in dropped:
+            self._drop(key, result.validation)
+        files -= dropped
+        grouped = placed(result)
+        if not result.findings and files:
+            grouped.pop(anchor, None)  # it still fails on the other files: no "passed" note
+        added = {(scope, path) for path in grouped}
+        for path, indexes in grouped.items():
+            self._marks.setdefault((scope, path), {})[result.validation] = (result, indexes)
+        if files | added:
+            self._files_of[slot] = files | added
+        changed = dropped | added
         self._bump(changed)
         return changed
 
@@ -142,18 +189,32 @@ class DiagnosticsStore:
     def marks(self, key: FileKey) -> list[Mark]:
         by_validation = self._marks.get(key, {})
         return [
-            mark_at(self._latest[(key[0], validation)], index)
-            for validation, indexes in by_validation.items()
+            mark_at(result, index)
+            for result, indexes in by_validation.values()
             for index in indexes
         ]
 
     def latest(
-        self, resource_id: str, validation: str, plan_id: str | None = None
+        self,
+        resource_id: str,
+        validation: str,
+        plan_id: str | None = None,
+        result_id: str | None = None,
     ) -> ValidationResult | None:
-        """The result shown for a validation of a resource, or of one of its
-        plans (what a diagnostic's ``data`` leads back to)."""
+        """The latest result of a validation of a resource, or of one of its
+        plans; with ``result_id``, that result if some file still shows its
+        findings (what a diagnostic's ``data`` leads back to), else None."""
         scope = resource_id if plan_id is None else self._plan_scopes.get(plan_id)
-        return None if scope is None else self._latest.get((scope, validation))
+        if scope is None:
+            return None
+        latest = self._latest.get((scope, validation))
+        if result_id is None or (latest is not None and latest.id == result_id):
+            return latest
+        for key in self._files_of.get((scope, validation), ()):
+            held = self._marks.get(key, {}).get(validation)
+            if held is not None and held[0].id == result_id:
+                return held[0]
+        return None
 
     def version(self, key: FileKey) -> int:
         return self._versions.get(key, 0)

@@ -90,6 +90,9 @@ async def test_events_come_from_the_facade_subscription(plugged: str, tmp_path: 
     transport = InProcessTransport.load(f"{plugged}:make", tmp_path)
     ids = [message["params"]["event_id"] async for message in transport.events(after=5)]
     assert ids == [6, 7]
+    # A facade whose subscribe knows no partial results: asked for them, it sends whole ones.
+    partial = transport.events(after=5, partial=True)
+    assert [message["params"]["event_id"] async for message in partial] == [6, 7]
 
 
 @pytest.mark.parametrize(

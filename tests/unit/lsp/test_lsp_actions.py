@@ -76,7 +76,9 @@ def view(
         path="a.py",
         sandbox=sandbox,
         diagnostics=diagnostics,
-        latest=lambda resource, validation, _: latest.get((resource, validation)),
+        latest=lambda resource, validation, _, result_id: shown_as(
+            latest.get((resource, validation)), result_id
+        ),
         specs={spec.name: spec for spec in specs},
         plans=plans,
         fresh=lambda _: fresh,
@@ -118,6 +120,11 @@ def test_without_resolve_support_the_fix_is_a_command() -> None:
     assert quick.data is None
 
 
+def shown_as(result: ValidationResult | None, result_id: str) -> ValidationResult | None:
+    """What the store answers: the result asked for, if it is the one shown."""
+    return result if result is not None and result.id == result_id else None
+
+
 def test_no_fix_elsewhere_nor_when_stale_nor_for_a_replaced_result() -> None:
     r = unused_import(fix())
     assert not [a for a in list_actions(view(r), at(3, 1), None, True) if "Fix with" in a.title]
@@ -126,7 +133,7 @@ def test_no_fix_elsewhere_nor_when_stale_nor_for_a_replaced_result() -> None:
     # A newer result of the same validation replaced it: the old diagnostic leads nowhere.
     shown = view(r)
     newer = r.model_copy(update={"id": "newer"})
-    replaced = dataclasses.replace(shown, latest=lambda *_: newer)
+    replaced = dataclasses.replace(shown, latest=lambda *args: shown_as(newer, args[3]))
     assert not [a for a in list_actions(replaced, at(0, 8), None, True) if "Fix with" in a.title]
 
 

@@ -86,6 +86,29 @@ async def test_a_slice_ends_when_its_time_is_up_whatever_its_size() -> None:
     assert seen_between and seen_between[0] <= 3  # not all 30 in one go
 
 
+async def test_draining_waits_while_the_editor_has_not_read_what_was_sent() -> None:
+    sent: list[int] = []
+    unread = {"bytes": 0}
+
+    def send(key: int) -> None:
+        sent.append(key)
+        unread["bytes"] += 100
+
+    publisher = CoalescingPublisher(
+        send, WINDOW, slice_size=64, backed_up=lambda: unread["bytes"] >= 300
+    )
+    for key in range(10):
+        publisher.changed(key)
+    await asyncio.sleep(0.02)
+    assert sent == [0, 1, 2]  # then the editor stopped reading
+    unread["bytes"] = 0  # it read everything
+    await asyncio.sleep(0.02)
+    assert sent == [0, 1, 2, 3, 4, 5]
+    unread["bytes"] = -1000  # it reads faster than we send
+    await asyncio.sleep(0.05)
+    assert sorted(sent) == list(range(10))
+
+
 async def test_a_key_changed_again_while_due_is_sent_once() -> None:
     state = {"a": 0}
     sent: list[int] = []

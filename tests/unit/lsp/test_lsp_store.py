@@ -146,3 +146,38 @@ def test_a_large_result_is_taken_in_without_building_its_marks(
     assert built == []
     assert messages(store, ("R", "m7.py")) == [f"f{n}" for n in range(70, 80)]
     assert built == list(range(70, 80))
+
+
+def test_a_partial_result_changes_only_the_files_its_run_covered() -> None:
+    """A save's result (ADR 0017): a.py's findings replaced, b.py keeps its
+    own, still leading back to the result they came from."""
+    store = DiagnosticsStore()
+    full = result("lint", findings=[finding("a.py", message="a1"), finding("b.py", message="b1")])
+    store.apply(full)
+    b_version = store.version(B)
+    saved = result("lint", findings=[finding("a.py", 2, message="a2")], at=5)
+    assert store.apply_partial(saved, ("a.py",), full.id) == {A}
+    assert messages(store, A) == ["a2"] and messages(store, B) == ["b1"]
+    assert store.version(B) == b_version  # not sent again
+    (b_mark,) = store.marks(B)
+    assert b_mark.result is full and b_mark.finding == 1
+    assert store.latest("R", "lint") is saved
+    assert store.latest("R", "lint", result_id=full.id) is full  # b.py's data leads there
+    # The next save continues the partial one; a.py clean now: its marks go.
+    clean = result("lint", at=9)
+    assert store.apply_partial(clean, ("a.py",), saved.id) == {A}
+    assert messages(store, A) == [] and messages(store, B) == ["b1"]
+    assert messages(store, TOML) == []  # still failing on b.py: no "passed" note
+    assert store.latest("R", "lint", result_id=saved.id) is None  # nothing shows it
+
+
+def test_a_partial_result_the_store_cannot_continue_asks_for_a_listing() -> None:
+    store = DiagnosticsStore()
+    assert store.apply_partial(result("lint"), ("a.py",), "result-never-seen") is None
+    shown = result("lint", findings=[finding("b.py", message="b1")], at=5)
+    store.apply(shown)
+    assert store.apply_partial(result("lint", at=9), ("a.py",), "another-result") is None
+    informational = result("lint", mode=ValidationMode.INFORMATIONAL, at=9)
+    assert store.apply_partial(informational, ("a.py",), shown.id) is None  # mode changed
+    assert store.apply_partial(result("lint", at=1), ("a.py",), "x") == set()  # superseded
+    assert messages(store, B) == ["b1"]

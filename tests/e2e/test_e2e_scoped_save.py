@@ -1,0 +1,78 @@
+"""A save with ``{files}`` (ADR 0017): the language server takes in only the
+saved file's findings and sends only that file again; the other files keep
+theirs. Real ruff, in local mode and through ``acp-backend serve``."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from acp_client.events import ValidationResultEvent
+from acp_client.models import ValidationMode
+from acp_client.operations import ValidationRunResult
+from tests.e2e.lsp_harness import Backend, Starter, finding, project, result, uri, wait_for
+
+TOML = """\
+[[validations]]
+preset = "ruff"
+mode = "required"
+command = ["ruff", "check", "--isolated", "--output-format", "sarif", "{files}"]
+"""
+
+
+@pytest.mark.parametrize("mode", ["local", "server"])
+async def test_a_save_sends_only_the_saved_files_diagnostics(
+    tmp_path: Path, backend: Backend, lsp: Starter, mode: str
+) -> None:
+    files = {"acp.toml": TOML, "a.py": "import os\n", "b.py": "import sys\n", "c.py": "x = 1\n"}
+    root = project(tmp_path / "app", files)
+    await backend.register(root)
+    session = await lsp("neovim@v0.11", [root], mode=mode)  # push
+    session.open(root / "a.py")
+    await session.wait_in_play(root)
+    run = ValidationRunResult.model_validate(
+        await backend.facade.dispatch("validation.run", {"resource": root.name})
+    )  # the full run: every file
+    a, b = uri(root / "a.py"), uri(root / "b.py")
+    await wait_for(lambda: {a, b} <= session.client.diagnostics.keys())
+    assert [d.code for d in session.client.diagnostics[b]] == ["F401"]
+    sent_before = len(session.published)
+
+    session.save(root / "a.py", "import os\n\nprint(os.sep)\n", 2)  # fixed
+    await wait_for(lambda: not session.client.diagnostics[a])
+    after = [params.uri for _, params in session.published[sent_before:]]
+    assert after == [a]  # b.py is not sent again: nothing changed there
+    assert [d.code for d in session.client.diagnostics[b]] == ["F401"]
+    (stored,) = (await backend.facade.dispatch("validation.list_results", {"resource": root.name}))[
+        "results"
+    ]
+    assert stored["run_id"] != run.run_id  # the save's result, merged: b.py's finding kept
+    assert [f["location"]["path"] for f in stored["findings"]] == ["b.py"]
+
+
+async def test_a_partial_result_it_cannot_continue_is_caught_up_by_listing(
+    tmp_path: Path, backend: Backend, lsp: Starter
+) -> None:
+    """The result shown is not the one the event continues (an event was
+    missed): the server lists the whole result instead of guessing."""
+    root = project(tmp_path / "app", {"a.py": "x\n", "b.py": "y\n"})
+    resource = await backend.register(root)
+    session = await lsp("neovim@v0.11", [root])
+    session.open(root / "a.py")
+    await session.wait_in_play(root)
+    req = ValidationMode.REQUIRED
+    backend.publish(result(resource, "lint", req, False, [finding("a.py", 0, 0, "first")]))
+    a, b = uri(root / "a.py"), uri(root / "b.py")
+    await wait_for(lambda: [d.message for d in session.client.diagnostics.get(a, ())] == ["first"])
+    # Stored whole: a.py's new finding and b.py's from a result this session never saw.
+    whole = result(
+        resource, "lint", req, False, [finding("a.py", 0, 0, "new"), finding("b.py", 0, 0, "b")]
+    )
+    backend.facade.context.store.insert_result(whole)
+    partial = whole.model_copy(update={"findings": whole.findings[:1]})
+    backend.publish_event(
+        ValidationResultEvent, result=partial, covered=("a.py",), base_result_id="missed"
+    )
+    await wait_for(lambda: [d.message for d in session.client.diagnostics.get(b, ())] == ["b"])
+    assert [d.message for d in session.client.diagnostics[a]] == ["new"]
