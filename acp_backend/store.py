@@ -351,6 +351,7 @@ class Store:
 
     def insert_result(self, result: ValidationResult) -> None:
         """Persist a result; its resource must exist (NotFound otherwise)."""
+        body = result.model_dump_json()  # outside the lock: readers need not wait for it
         try:
             with self.write() as conn:
                 conn.execute(
@@ -365,7 +366,7 @@ class Store:
                         result.finished_at.isoformat(),
                         int(result.passed),
                         str(result.mode),
-                        result.model_dump_json(),
+                        body,
                     ),
                 )
                 self.prune_results(conn, [result.id])

@@ -142,7 +142,7 @@ class ValidationRuns:
         summary = _Tally()
         try:
             for _ in range(len(run.jobs)):
-                summary.add(self._record(run, await finished.get()))
+                summary.add(await self._record(run, await finished.get()))
         except asyncio.CancelledError:
             # The backend is shutting down: stop the jobs, record them, end the run.
             for name, job in run.jobs.items():
@@ -150,15 +150,17 @@ class ValidationRuns:
                 job.cancel()
             await asyncio.gather(*run.jobs.values(), return_exceptions=True)
             while not finished.empty():
-                summary.add(self._record(run, finished.get_nowait()))
+                summary.add(await self._record(run, finished.get_nowait()))
             self._complete(run, summary)
             raise
         self._complete(run, summary)
 
-    def _record(self, run: _Run, name: str) -> ValidationResult:
+    async def _record(self, run: _Run, name: str) -> ValidationResult:
         """Store and announce a job's result. One that cannot be stored (a
         full disk, text SQLite refuses) becomes an ``unrecorded`` result
-        saying so, which is what the summary counts: never a silent loss."""
+        saying so, which is what the summary counts: never a silent loss.
+        The writes run on a thread: a 10,000-finding result, with the WAL
+        checkpoint it may set off, held the event loop for up to 75 ms."""
         job = run.jobs[name]
         key = (run.target.resource_id, run.target.plan_id, name)
         if self._running.get(key, (None, None))[1] is job:
@@ -166,14 +168,14 @@ class ValidationRuns:
         ran = self._result_of(run, name, job)
         result = ran.result
         try:
-            self._store(ran)
+            await asyncio.to_thread(self._store, ran)
         except Exception as exc:
             log.exception("could not record the result of %s in run %s", name, run.target.run_id)
             message = f"its result could not be stored: {exc or type(exc).__name__}"
             verdict = Verdict(False, message, ResultOutcome.UNRECORDED)
             result = make_result(run.configs[name], run.target, result.started_at, verdict)
             try:
-                self._store(Ran(result))
+                await asyncio.to_thread(self._store, Ran(result))
             except Exception:  # the summary still counts it; the store is failing
                 log.exception("could not record that either")
         return result
