@@ -15,7 +15,7 @@ from collections.abc import AsyncIterator
 from typing import Any
 
 from acp_client.events import Event
-from acp_client.transport import Facade, TypedEvents, subscribe
+from acp_client.transport import Facade, subscribe
 
 log = logging.getLogger(__name__)
 
@@ -36,11 +36,7 @@ async def sse_frames(
     out (for a keep-alive) without cancelling the facade's iterator.
     """
     queue: asyncio.Queue[dict[str, Any] | Event | None] = asyncio.Queue(STREAM_BUFFER)
-    stream = (
-        facade.events(after, partial=partial)
-        if isinstance(facade, TypedEvents)
-        else subscribe(facade, after, partial)
-    )
+    stream = subscribe(facade, after, partial)
 
     async def pump() -> None:
         try:

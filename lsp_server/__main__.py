@@ -18,6 +18,7 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
+from acp_client import heap
 from lsp_server import __version__
 from lsp_server.backend import Target, add_target_options
 
@@ -76,7 +77,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     server = AcpLanguageServer(Target.from_args(args))
     register(server)
-    gc.freeze()
+    heap.settle()
     gc.enable()
     if args.tcp:
         server.start_tcp(*args.tcp)

@@ -59,8 +59,11 @@ class Facade(Protocol):
 
 def subscribe(
     facade: Facade, after: int | None, partial: bool = False
-) -> AsyncIterator[dict[str, Any]]:
-    """``facade.subscribe``, with partial results when asked and offered."""
+) -> AsyncIterator[dict[str, Any] | Event]:
+    """The facade's events: typed ones where it offers them (``TypedEvents``),
+    else ``facade.subscribe``; with partial results when asked and offered."""
+    if isinstance(facade, TypedEvents):
+        return facade.events(after, partial=partial)
     if partial and "partial" in inspect.signature(facade.subscribe).parameters:
         events: AsyncIterator[dict[str, Any]] = cast(Any, facade).subscribe(after, partial=True)
         return events

@@ -15,7 +15,7 @@ from typing import Any, cast
 
 from acp_client.errors import AcpError, BackendUnreachable, InternalError
 from acp_client.events import Event
-from acp_client.transport import Facade, TypedEvents, subscribe
+from acp_client.transport import Facade, subscribe
 
 log = logging.getLogger(__name__)
 
@@ -70,8 +70,6 @@ class InProcessTransport:
     def events(
         self, after: int | None = None, *, partial: bool = False
     ) -> AsyncIterator[dict[str, Any] | Event]:
-        if isinstance(self.facade, TypedEvents):
-            return self.facade.events(after, partial=partial)
         return subscribe(self.facade, after, partial)
 
     async def aclose(self) -> None:
