@@ -332,7 +332,11 @@ class AcpLanguageServer(LanguageServer):
         raise TransportError("the ACP event stream ended")
 
     async def on_event(self, client: AcpClient, event: Event) -> None:
-        from acp_client.events import ResourceChanged, StreamReset  # loaded: events flow
+        from acp_client.events import (  # loaded: events flow
+            ResourceChanged,
+            StreamReset,
+            ValidationResultEvent,
+        )
 
         if isinstance(event, ResourceChanged):
             self.roots.invalidate()
@@ -340,6 +344,8 @@ class AcpLanguageServer(LanguageServer):
                 self.roots.forget(event.resource.id)
         for feature in self.features:
             await feature.on_event(client, event)
+        if isinstance(event, ValidationResultEvent):
+            heap.took_in(len(event.result.findings))  # held now (ADR 0018)
         if isinstance(event, StreamReset):
             log.info("event stream reset (%s): resyncing", event.reason)
             await self.sync(client)
