@@ -28,6 +28,7 @@ backend locates it, with ``acp.toml`` as its source.
 from __future__ import annotations
 
 import logging
+from collections.abc import Iterable, Iterator
 from enum import IntEnum
 from typing import NamedTuple
 
@@ -122,21 +123,39 @@ def placed(result: ValidationResult) -> Placed:
     return grouped
 
 
+Spot = tuple[Location, bool, str, str | None, int | None]
+"""What one mark shows and where: location, anchored (True: on the
+declaration, not where it happened), message, code, and the finding's index
+(``None``: the result's own message). A plain tuple: a publish makes one per
+finding, and a ``Mark`` costs several times as much to build."""
+
+
+def spots(result: ValidationResult, indexes: Iterable[int | None]) -> Iterator[Spot]:
+    """The spots of the result's findings at ``indexes`` (as ``placed``
+    lists them): where each is shown, and with what message and code."""
+    findings = result.findings
+    for index in indexes:
+        if index is None:
+            text = result.message or (
+                f"{result.validation} passed" if result.passed else f"{result.validation} failed"
+            )
+            yield anchor_of(result), True, text, None, None
+            continue
+        finding = findings[index]
+        location = finding.location
+        if location is None:
+            yield anchor_of(result), True, finding.message, finding.code, index
+        else:
+            yield location, False, finding.message, finding.code, index
+
+
 def mark_at(result: ValidationResult, index: int | None) -> Mark:
     """The mark of finding ``index`` (``None``: the result's own message);
     only for results ``placed`` shows (they have a severity)."""
     severity = severity_for(result.mode, result.passed)
     assert severity is not None
-    if index is None:
-        text = result.message or (
-            f"{result.validation} passed" if result.passed else f"{result.validation} failed"
-        )
-        return Mark(result, anchor_of(result), text, severity, anchored=True)
-    finding = result.findings[index]
-    if finding.location is not None:
-        return Mark(result, finding.location, finding.message, severity, finding.code, False, index)
-    anchor = anchor_of(result)
-    return Mark(result, anchor, finding.message, severity, finding.code, True, index)
+    ((location, anchored, message, code, _),) = spots(result, (index,))
+    return Mark(result, location, message, severity, code, anchored, index)
 
 
 def marks_for(result: ValidationResult) -> dict[str, list[Mark]]:

@@ -18,18 +18,25 @@ _LINE_BREAK = re.compile(r"\r\n|\r|\n")
 
 Lines = Sequence[str]
 
+# Plain strings: comparing with them is cheaper than an enum member lookup,
+# and a conversion runs twice per diagnostic.
+_UTF8 = PositionEncodingKind.Utf8.value
+_UTF32 = PositionEncodingKind.Utf32.value
+
 
 def split_lines(text: str) -> list[str]:
     """Lines the way LSP counts them: only ``\\n``, ``\\r\\n`` and ``\\r`` break."""
-    return _LINE_BREAK.split(text)
+    return text.split("\n") if "\r" not in text else _LINE_BREAK.split(text)
 
 
 def column(line: str, code_points: int, encoding: PositionEncodingKind | str) -> int:
-    """``code_points`` into ``line`` expressed in ``encoding`` units, clamped to the line."""
+    """``code_points`` (>= 0) into ``line`` expressed in ``encoding`` units,
+    clamped to the line. ``isascii`` of a whole line costs nothing (CPython
+    flags ASCII strings), so most lines skip the slice and the encode."""
+    if line.isascii() or encoding == _UTF32:
+        return min(code_points, len(line))
     prefix = line[:code_points]
-    if encoding == PositionEncodingKind.Utf32 or prefix.isascii():
-        return len(prefix)
-    if encoding == PositionEncodingKind.Utf8:
+    if encoding == _UTF8:
         return len(prefix.encode("utf-8", "surrogatepass"))
     return len(prefix.encode("utf-16-le", "surrogatepass")) // 2
 
@@ -38,9 +45,9 @@ def code_points(line: str, units: int, encoding: PositionEncodingKind | str) -> 
     """The inverse of ``column``: an editor's ``units`` into ``line`` as code
     points, clamped to the line. A position inside a character (between a
     surrogate pair's halves, inside a UTF-8 sequence) means that character."""
-    if encoding == PositionEncodingKind.Utf32 or line.isascii():
+    if encoding == _UTF32 or line.isascii():
         return min(units, len(line))
-    wide = encoding == PositionEncodingKind.Utf8
+    wide = encoding == _UTF8
     counted = 0
     for index, char in enumerate(line):
         point = ord(char)
@@ -53,23 +60,27 @@ def code_points(line: str, units: int, encoding: PositionEncodingKind | str) -> 
     return len(line)
 
 
-def convert(
-    lines: Lines | None, line: int, code_points: int, encoding: PositionEncodingKind | str
-) -> int:
-    """Column for ``(line, code_points)``; unchanged when the line is unknown
-    (no text, or the file has since shrunk), which is the best guess left."""
-    if lines is None or line >= len(lines):
-        return code_points
-    return column(lines[line], code_points, encoding)
+def line_at(lines: Lines | None, line: int) -> str | None:
+    """The text of ``line``; None when it is unknown (no text, or the file
+    has since shrunk): a column there stays in code points, the best guess left."""
+    return None if lines is None or line >= len(lines) else lines[line]
+
+
+_LINE_COST = 64
+"""Roughly the heap a line takes beyond its text (a str object and its slot)."""
 
 
 class DiskText:
-    """Lines of files on disk, cached by (mtime, size) so that a burst of
-    findings in one unopened file reads it once."""
+    """Lines of files on disk, cached by (mtime, size) so that a file sent
+    again (another validation's result, a related place) is read once.
+    Bounded by the text's size, not by a count of files: 256 files were
+    fewer than a burst touches (each publish of 1,000 files re-read them
+    all) and could hold gigabytes when large."""
 
-    def __init__(self, capacity: int = 256) -> None:
-        self._capacity = capacity
-        self._cache: OrderedDict[str, tuple[tuple[int, int], list[str]]] = OrderedDict()
+    def __init__(self, capacity: int = 8 * 2**20) -> None:
+        self._capacity = capacity  # bytes: file sizes plus ``_LINE_COST`` a line
+        self._size = 0
+        self._cache: OrderedDict[str, tuple[tuple[int, int], list[str], int]] = OrderedDict()
 
     def lines(self, path: str) -> list[str] | None:
         try:
@@ -77,18 +88,23 @@ class DiskText:
         except OSError:
             return None
         stamp = (stat.st_mtime_ns, stat.st_size)
-        cached = self._cache.get(path)
-        if cached is not None and cached[0] == stamp:
-            self._cache.move_to_end(path)
-            return cached[1]
+        cached = self._cache.pop(path, None)
+        if cached is not None:
+            if cached[0] == stamp:
+                self._cache[path] = cached  # the most recently used now
+                return cached[1]
+            self._size -= cached[2]
         try:
-            with open(path, encoding="utf-8", errors="replace", newline="") as handle:
-                lines = split_lines(handle.read())
+            with open(path, "rb") as handle:  # then decode: cheaper than a text-mode read
+                lines = split_lines(handle.read().decode("utf-8", "replace"))
         except OSError:
             return None
-        self._cache[path] = (stamp, lines)
-        if len(self._cache) > self._capacity:
-            self._cache.popitem(last=False)
+        cost = stat.st_size + _LINE_COST * len(lines)
+        if cost <= self._capacity:  # one file larger than the whole cache is not kept
+            self._cache[path] = (stamp, lines, cost)
+            self._size += cost
+            while self._size > self._capacity:
+                self._size -= self._cache.popitem(last=False)[1][2]
         return lines
 
 

@@ -23,12 +23,12 @@ from acp_client.models import Finding, ResultOutcome, ValidationResult
 from lsp_server.marks import ConfigMark, Mark, Placed, anchor_of, config_mark, mark_at, placed
 from lsp_server.roots import FileKey
 
-_Held = tuple[ValidationResult, list[int | None]]  # a result, the indexes of its findings shown
+Held = tuple[ValidationResult, list[int | None]]  # a result, the indexes of its findings shown
 
 
 class DiagnosticsStore:
     def __init__(self) -> None:
-        self._marks: dict[FileKey, dict[str, _Held]] = {}  # by validation
+        self._marks: dict[FileKey, dict[str, Held]] = {}  # by validation
         self._latest: dict[tuple[str, str], ValidationResult] = {}
         self._applied: dict[tuple[str, str], int] = {}  # when each slot's result came in
         self._files_of: dict[tuple[str, str], set[FileKey]] = {}
@@ -186,13 +186,13 @@ class DiagnosticsStore:
         """Resources with results or an ``acp.toml`` error held."""
         return {slot[0] for slot in self._latest} | set(self._config_errors)
 
+    def held(self, key: FileKey) -> list[Held]:
+        """The file's results, each with the indexes of its findings shown
+        there: what ``mapping.diagnostics`` converts without a ``Mark`` each."""
+        return list(self._marks.get(key, {}).values())
+
     def marks(self, key: FileKey) -> list[Mark]:
-        by_validation = self._marks.get(key, {})
-        return [
-            mark_at(result, index)
-            for result, indexes in by_validation.values()
-            for index in indexes
-        ]
+        return [mark_at(result, index) for result, indexes in self.held(key) for index in indexes]
 
     def latest(
         self,

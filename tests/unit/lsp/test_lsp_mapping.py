@@ -1,3 +1,5 @@
+import json
+
 import pytest
 from lsprotocol.converters import get_converter
 from lsprotocol.types import Diagnostic
@@ -16,17 +18,17 @@ CONVERTER = get_converter()
 def to_diagnostic(
     mark: Mark, lines: list[str] | None, encoding: Enc, links: mapping.Links | None = None
 ) -> Diagnostic:
-    """The wire dict, read back as lsprotocol reads it: it must be valid LSP,
-    and exactly what pygls itself would have sent for that diagnostic."""
-    wire = mapping.to_diagnostic(mark, lines, encoding, links)
-    (diagnostic,) = mapping.as_objects([wire])
-    assert CONVERTER.unstructure(diagnostic) == wire
+    """The diagnostic's JSON, read back as lsprotocol reads it: it must be
+    valid LSP, and exactly what pygls itself would have sent for it."""
+    text = mapping.to_diagnostic(mark, lines, encoding, links)
+    (diagnostic,) = mapping.as_objects([text])
+    assert CONVERTER.unstructure(diagnostic) == json.loads(text)
     return diagnostic
 
 
 def config_diagnostic(mark: ConfigMark, lines: list[str] | None, encoding: Enc) -> Diagnostic:
-    (diagnostic,) = mapping.as_objects([wire := mapping.config_diagnostic(mark, lines, encoding)])
-    assert CONVERTER.unstructure(diagnostic) == wire
+    (diagnostic,) = mapping.as_objects([text := mapping.config_diagnostic(mark, lines, encoding)])
+    assert CONVERTER.unstructure(diagnostic) == json.loads(text)
     return diagnostic
 
 
@@ -84,6 +86,60 @@ def test_diagnostic_fields_and_utf16_range() -> None:
     assert diagnostic.source == "ruff" and diagnostic.code == "F401"
     assert diagnostic.data["result_id"] == r.id and diagnostic.data["run_id"] == r.run_id
     assert (diagnostic.range.start.character, diagnostic.range.end.character) == (11, 12)
+
+
+TRICKY = 'say "hi" \\ C:\\x\n\t\x00\x1f é 😀 \ud800 \u2028 </script>'
+
+
+def test_the_text_is_what_json_dumps_writes_byte_for_byte() -> None:
+    """Written by hand, yet exactly ``json.dumps`` of the same content:
+    escapes, non-ASCII, a lone surrogate, ``null`` plan id, every field."""
+    related = (
+        RelatedLocation(location=Location(path="a.py", line=0, character=1), message=TRICKY),
+    )
+    found = Finding(
+        location=Location(path="a.py", line=0, character=2),
+        message=TRICKY,
+        code=TRICKY,
+        help_uri="https://example.org/R1",
+        related=related,
+    )
+    for plan_id in (None, 'p"1'):
+        r = result(TRICKY, findings=[found], plan_id=plan_id)
+        mark = marks_for(r)["a.py"][0]
+        links = mapping.Links(lambda path: (f"file:///{TRICKY}", ["é😀x"]), True)
+        text = mapping.to_diagnostic(mark, ["é😀x"], Enc.Utf16, links)
+        assert text == json.dumps(json.loads(text))
+        assert json.loads(text)["data"] == {
+            "result_id": r.id,
+            "run_id": r.run_id,
+            "plan_id": plan_id,
+            "resource_id": "R",
+            "validation": TRICKY,
+            "finding": 0,
+        }
+        to_diagnostic(mark, ["é😀x"], Enc.Utf16, links)  # and valid LSP
+    passed = result("notes", mode=INFO, passed=True, message=TRICKY)
+    (own,) = marks_for(passed)["acp.toml"]
+    assert (
+        json.loads(text := mapping.to_diagnostic(own, None, Enc.Utf16))["data"]["finding"] is None
+    )
+    assert text == json.dumps(json.loads(text))
+    error = config_mark(
+        Finding(
+            location=Location(path="acp.toml", line=0, character=0), message=TRICKY, code=TRICKY
+        )
+    )
+    assert (text := mapping.config_diagnostic(error, None, Enc.Utf16)) == json.dumps(
+        json.loads(text)
+    )
+
+
+def test_a_column_on_a_line_the_text_does_not_have_stays_in_code_points() -> None:
+    mark = marks_for(result(findings=[finding("a.py", 5, 7)]))["a.py"][0]
+    for lines in (None, ["😀😀😀😀😀😀😀😀"]):
+        diagnostic = to_diagnostic(mark, lines, Enc.Utf16)
+        assert (diagnostic.range.start.character, diagnostic.range.end.character) == (7, 8)
 
 
 def test_point_finding_is_one_character_wide() -> None:
@@ -161,7 +217,8 @@ def test_no_related_information_unless_the_client_takes_it_or_a_place_is_left() 
     untaken = mapping.Links(None, True)
     assert to_diagnostic(linked(), ["x"], Enc.Utf16, untaken).related_information is None
     nowhere = mapping.Links(lambda path: None, False)
-    assert "relatedInformation" not in mapping.to_diagnostic(linked(), ["x"], Enc.Utf16, nowhere)
+    text = mapping.to_diagnostic(linked(), ["x"], Enc.Utf16, nowhere)
+    assert "relatedInformation" not in json.loads(text)
 
 
 @pytest.mark.parametrize(

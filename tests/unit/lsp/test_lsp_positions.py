@@ -1,9 +1,10 @@
+import os
 from pathlib import Path
 
 import pytest
 from lsprotocol.types import PositionEncodingKind as Enc
 
-from lsp_server.positions import DiskText, code_points, column, convert, split_lines
+from lsp_server.positions import DiskText, code_points, column, line_at, split_lines
 
 # "x = '😀中' # bad": the emoji is 2 UTF-16 units and 4 UTF-8 bytes, 中 is 1 and 3.
 LINE = "x = '😀中' # bad"
@@ -52,14 +53,26 @@ def test_column_clamped_to_line_end() -> None:
     assert column("中", 5, Enc.Utf8) == 3
 
 
-def test_unknown_line_keeps_code_points() -> None:
-    assert convert(None, 0, 7, Enc.Utf16) == 7
-    assert convert(["a"], 3, 7, Enc.Utf16) == 7
-    assert convert(["😀x"], 0, 1, Enc.Utf16) == 2
+def test_a_line_past_the_text_is_unknown() -> None:
+    assert line_at(None, 0) is None
+    assert line_at(["a"], 1) is None
+    assert line_at(["a", "😀x"], 1) == "😀x"
+
+
+@pytest.mark.parametrize(
+    ("line", "expected"),
+    [("é = 1", [0, 1, 2, 3, 4, 5, 5]), ("😀é😀", [0, 2, 3, 5, 5]), ("\ud83d\ude00", [0, 1, 2, 2])],
+)
+def test_utf16_columns_of_bmp_astral_and_lone_surrogates(line: str, expected: list[int]) -> None:
+    """The ASCII shortcut must not catch these: a BMP line counts one unit a
+    character, an astral one two, a lone surrogate (text decoded with
+    ``surrogateescape`` upstream) one."""
+    assert [column(line, n, Enc.Utf16) for n in range(len(expected))] == expected
 
 
 def test_split_lines_only_on_lsp_line_breaks() -> None:
     assert split_lines("a\r\nb\rc\nd\u2028e") == ["a", "b", "c", "d\u2028e"]
+    assert split_lines("a\nb\u2028c\x0c\x85d\n") == ["a", "b\u2028c\x0c\x85d", ""]  # no \r
 
 
 def test_disk_text_rereads_after_change(tmp_path: Path) -> None:
@@ -70,3 +83,43 @@ def test_disk_text_rereads_after_change(tmp_path: Path) -> None:
     path.write_text("one\ntwo 😀\n")
     assert disk.lines(str(path)) == ["one", "two 😀", ""]
     assert disk.lines(str(tmp_path / "missing.py")) is None
+
+
+def rewrite_keeping_stamp(path: Path, text: str) -> None:
+    """New content, same (mtime, size): only a cached copy still shows the old."""
+    before = path.stat()
+    path.write_text(text)
+    assert path.stat().st_size == before.st_size
+    os.utime(path, ns=(before.st_atime_ns, before.st_mtime_ns))
+
+
+def test_disk_text_keeps_the_files_of_a_burst(tmp_path: Path) -> None:
+    """A burst over 1,000 small files: all stay cached (a cache of 256 files
+    read every one of them again on each publish)."""
+    paths = [tmp_path / f"m{n}.py" for n in range(1000)]
+    for path in paths:
+        path.write_text("x = 1\n" * 40)
+    disk = DiskText()
+    for path in paths:
+        disk.lines(str(path))
+    rewrite_keeping_stamp(paths[0], "y = 2\n" * 40)
+    assert disk.lines(str(paths[0])) == ["x = 1"] * 40 + [""]
+
+
+def test_disk_text_is_bounded_by_size(tmp_path: Path) -> None:
+    small, other, large = (tmp_path / name for name in ("s.py", "o.py", "l.py"))
+    small.write_text("a\n")
+    other.write_text("b\n")
+    large.write_text("c" * 1000)
+    disk = DiskText(capacity=300)  # room for the two small files (2 lines of 64 each)
+    assert disk.lines(str(small)) == ["a", ""] and disk.lines(str(other)) == ["b", ""]
+    assert disk.lines(str(large)) == ["c" * 1000]  # read, not kept: larger than the cache
+    rewrite_keeping_stamp(small, "A\n")
+    rewrite_keeping_stamp(other, "B\n")
+    assert disk.lines(str(small)) == ["a", ""]  # still cached
+    assert disk.lines(str(other)) == ["b", ""]
+    disk.lines(str(tmp_path / "s.py"))  # the most recent now: "o.py" goes first
+    third = tmp_path / "t.py"
+    third.write_text("t\n")
+    disk.lines(str(third))
+    assert disk.lines(str(other)) == ["B", ""]  # evicted, read again

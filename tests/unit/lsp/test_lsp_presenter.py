@@ -17,12 +17,12 @@ KEY = ("R", "a.py")
 
 
 def publishes(view: Presenter) -> list[types.PublishDiagnosticsParams]:
-    """What the presenter pushes, read back as the editor's LSP library reads it."""
+    """What the presenter pushes, read back as the editor's LSP library reads
+    it; the text exactly what ``json.dumps`` writes for that content."""
     converter = get_converter()
-    return [
-        converter.structure(json.loads(text), types.PublishDiagnosticsParams)
-        for text in view.publish_params(KEY)
-    ]
+    texts = view.publish_params(KEY)
+    assert all(text == json.dumps(json.loads(text)) for text in texts)
+    return [converter.structure(json.loads(text), types.PublishDiagnosticsParams) for text in texts]
 
 
 def presenter(root: Path) -> tuple[Presenter, list[tuple[str, str]]]:
