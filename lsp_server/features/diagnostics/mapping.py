@@ -34,7 +34,7 @@ from lsprotocol.converters import get_converter
 from lsprotocol.types import Diagnostic, PositionEncodingKind
 
 from acp_client.models import MAX_POSITION, Finding, Location, RelatedLocation, ValidationResult
-from lsp_server.marks import ConfigMark, Mark, Severity, severity_for, spots
+from lsp_server.marks import ConfigMark, Severity, severity_for, spots
 from lsp_server.positions import Lines, column, line_at
 from lsp_server.roots import DECLARATION_FILE
 
@@ -82,17 +82,6 @@ def diagnostics(
             text += _link(findings[index], links, encoding)
         shown.append(text + "}")
     return shown
-
-
-def to_diagnostic(
-    mark: Mark,
-    lines: Lines | None,
-    encoding: PositionEncodingKind | str,
-    links: Links | None = None,
-) -> str:
-    """The diagnostic of one mark."""
-    (text,) = diagnostics(mark.result, (mark.finding,), lines, encoding, links)
-    return text
 
 
 _Ids = tuple[str, str, str | None, str, str]

@@ -15,12 +15,20 @@ REQ, INFO = ValidationMode.REQUIRED, ValidationMode.INFORMATIONAL
 CONVERTER = get_converter()
 
 
+def text_of(
+    mark: Mark, lines: list[str] | None, encoding: Enc, links: mapping.Links | None = None
+) -> str:
+    """The JSON of one mark's diagnostic."""
+    (text,) = mapping.diagnostics(mark.result, (mark.finding,), lines, encoding, links)
+    return text
+
+
 def to_diagnostic(
     mark: Mark, lines: list[str] | None, encoding: Enc, links: mapping.Links | None = None
 ) -> Diagnostic:
     """The diagnostic's JSON, read back as lsprotocol reads it: it must be
     valid LSP, and exactly what pygls itself would have sent for it."""
-    text = mapping.to_diagnostic(mark, lines, encoding, links)
+    text = text_of(mark, lines, encoding, links)
     (diagnostic,) = mapping.as_objects([text])
     assert CONVERTER.unstructure(diagnostic) == json.loads(text)
     return diagnostic
@@ -108,7 +116,7 @@ def test_the_text_is_what_json_dumps_writes_byte_for_byte() -> None:
         r = result(TRICKY, findings=[found], plan_id=plan_id)
         mark = marks_for(r)["a.py"][0]
         links = mapping.Links(lambda path: (f"file:///{TRICKY}", ["é😀x"]), True)
-        text = mapping.to_diagnostic(mark, ["é😀x"], Enc.Utf16, links)
+        text = text_of(mark, ["é😀x"], Enc.Utf16, links)
         assert text == json.dumps(json.loads(text))
         assert json.loads(text)["data"] == {
             "result_id": r.id,
@@ -121,9 +129,7 @@ def test_the_text_is_what_json_dumps_writes_byte_for_byte() -> None:
         to_diagnostic(mark, ["é😀x"], Enc.Utf16, links)  # and valid LSP
     passed = result("notes", mode=INFO, passed=True, message=TRICKY)
     (own,) = marks_for(passed)["acp.toml"]
-    assert (
-        json.loads(text := mapping.to_diagnostic(own, None, Enc.Utf16))["data"]["finding"] is None
-    )
+    assert json.loads(text := text_of(own, None, Enc.Utf16))["data"]["finding"] is None
     assert text == json.dumps(json.loads(text))
     error = config_mark(
         Finding(
@@ -217,7 +223,7 @@ def test_no_related_information_unless_the_client_takes_it_or_a_place_is_left() 
     untaken = mapping.Links(None, True)
     assert to_diagnostic(linked(), ["x"], Enc.Utf16, untaken).related_information is None
     nowhere = mapping.Links(lambda path: None, False)
-    text = mapping.to_diagnostic(linked(), ["x"], Enc.Utf16, nowhere)
+    text = text_of(linked(), ["x"], Enc.Utf16, nowhere)
     assert "relatedInformation" not in json.loads(text)
 
 
