@@ -72,15 +72,13 @@ def diagnostics(
     findings = result.findings
     shown = []
     for location, anchored, message, code, index in spots(result, indexes):
-        text = (
-            f'{{"range": {_range(location, anchored, lines, encoding)}{head}{_string(message)}'
-            f"{data}{'null' if index is None else index}}}"
-        )
-        if code is not None:
-            text += f', "code": {_string(code)}'
+        more = "" if code is None else f', "code": {_string(code)}'
         if links is not None and index is not None:
-            text += _link(findings[index], links, encoding)
-        shown.append(text + "}")
+            more += _link(findings[index], links, encoding)
+        shown.append(
+            f'{{"range": {_range(location, anchored, lines, encoding)}{head}{_string(message)}'
+            f"{data}{'null' if index is None else index}}}{more}}}"
+        )
     return shown
 
 

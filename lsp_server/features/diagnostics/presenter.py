@@ -9,9 +9,9 @@ session owns the wire.
 from __future__ import annotations
 
 import hashlib
-import json
 from collections.abc import Callable, Collection
 from dataclasses import dataclass
+from json.encoder import encode_basestring_ascii as json_string
 
 from lsprotocol.types import (
     DocumentDiagnosticReport,
@@ -79,8 +79,8 @@ class _Sent:
 
 
 def _params_json(uri: str, version: int | None, diagnostics: str) -> str:
-    head = {"uri": uri} if version is None else {"uri": uri, "version": version}
-    return f'{json.dumps(head)[:-1]}, "diagnostics": {diagnostics}}}'
+    version_json = "" if version is None else f', "version": {version}'
+    return f'{{"uri": {json_string(uri)}{version_json}, "diagnostics": {diagnostics}}}'
 
 
 class Presenter:

@@ -123,3 +123,12 @@ def test_disk_text_is_bounded_by_size(tmp_path: Path) -> None:
     third.write_text("t\n")
     disk.lines(str(third))
     assert disk.lines(str(other)) == ["B", ""]  # evicted, read again
+
+
+def test_disk_text_of_an_empty_file_a_directory_and_bad_utf8(tmp_path: Path) -> None:
+    (tmp_path / "empty.py").write_bytes(b"")
+    (tmp_path / "bad.py").write_bytes(b"a\xff\r\nb")
+    disk = DiskText()
+    assert disk.lines(str(tmp_path / "empty.py")) == [""]
+    assert disk.lines(str(tmp_path)) is None
+    assert disk.lines(str(tmp_path / "bad.py")) == ["a\ufffd", "b"]
