@@ -15,7 +15,6 @@ import posixpath
 import re
 import stat
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from pathlib import Path
 from typing import Any
 
 from pydantic import TypeAdapter
@@ -30,6 +29,8 @@ log = logging.getLogger(__name__)
 
 FindingWire = dict[str, Any]
 """A finding (or one of its parts) as the contract's JSON-ready data."""
+
+_UNSEEN: Any = object()  # a cache's "not looked up yet", where None is an answer
 
 Span = tuple[int, int, int | None, int | None]
 """(line, column, end line, end column) as a tool reported them, 0-based."""
@@ -90,21 +91,21 @@ class FindingConverter:
         them in bulk (``findings_of``, or JSON from the parsing child) faster
         than it builds them one by one."""
         finding: FindingWire = {"message": clip(raw.message)}
-        path = self._relative(raw.path) if raw.path is not None else None
+        path = None if raw.path is None else self._relative(raw.path)
         if path is not None and path != ".":  # None: no file; ".": the whole resource
             if raw.region is None:
                 span = (raw.line or 0, raw.column, raw.end_line, raw.end_column)
                 finding["location"] = self._span(path, span, raw.unit, raw.end_inclusive)
             else:
                 finding["location"] = self._location(path, raw.region, raw.unit, raw.end_inclusive)
-        for key, value in (
-            ("code", raw.code),
-            ("severity", raw.severity),
-            ("rule_description", raw.rule_description),
-            ("help_uri", raw.help_uri),
-        ):
-            if value is not None:
-                finding[key] = value
+        if raw.code is not None:
+            finding["code"] = raw.code
+        if raw.severity is not None:
+            finding["severity"] = raw.severity
+        if raw.rule_description is not None:
+            finding["rule_description"] = raw.rule_description
+        if raw.help_uri is not None:
+            finding["help_uri"] = raw.help_uri
         if raw.related:
             finding["related"] = list(self._related(raw))
         if raw.fixes:
@@ -180,17 +181,19 @@ class FindingConverter:
     def _relative(self, reported: str) -> str | None:
         """``reported`` relative to the root; None (and a warning, once per path)
         when it is not a file path or lies outside the root."""
-        if reported not in self._paths:
-            mapped = self._mapped(reported)
-            try:
-                relative = path_in_root(mapped, self._base, self._real_root, self._root, self._real)
-                reason = f"it lies outside the resource root {self._root}"
-            except (NotAFilePath, ValueError):
-                relative, reason = None, "it is not a file path"
-            if relative is None:
-                log.warning("dropping findings for %s: %s", reported, reason)
-            self._paths[reported] = relative
-        return self._paths[reported]
+        known = self._paths.get(reported, _UNSEEN)
+        if known is not _UNSEEN:
+            return known
+        mapped = self._mapped(reported)
+        try:
+            relative = path_in_root(mapped, self._base, self._real_root, self._root, self._real)
+            reason = f"it lies outside the resource root {self._root}"
+        except (NotAFilePath, ValueError):
+            relative, reason = None, "it is not a file path"
+        if relative is None:
+            log.warning("dropping findings for %s: %s", reported, reason)
+        self._paths[reported] = relative
+        return relative
 
     def _real(self, absolute: str) -> str:
         """``real_path`` with each directory resolved once: a thousand files
@@ -216,16 +219,20 @@ class FindingConverter:
         return reported
 
     def _source(self, path: str) -> SourceText | None:
-        if path not in self._sources:
-            try:
-                data = (Path(self._root) / path).read_bytes()
-            except OSError:
-                self._sources[path] = None
-                log.warning("dropping findings for %s: no such file under %s", path, self._root)
-            else:
-                self._sources[path] = SourceText(data)
-                self.file_hashes[path] = hashlib.sha256(data).hexdigest()
-        return self._sources[path]
+        known = self._sources.get(path, _UNSEEN)
+        if known is not _UNSEEN:
+            return known
+        source = None
+        try:
+            with open(posixpath.join(self._root, path), "rb") as file:
+                data = file.read()
+        except OSError:
+            log.warning("dropping findings for %s: no such file under %s", path, self._root)
+        else:
+            source = SourceText(data)
+            self.file_hashes[path] = hashlib.sha256(data).hexdigest()
+        self._sources[path] = source
+        return source
 
 
 def path_in_root(
