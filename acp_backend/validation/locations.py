@@ -30,8 +30,6 @@ log = logging.getLogger(__name__)
 FindingWire = dict[str, Any]
 """A finding (or one of its parts) as the contract's JSON-ready data."""
 
-_UNSEEN: Any = object()  # a cache's "not looked up yet", where None is an answer
-
 Span = tuple[int, int, int | None, int | None]
 """(line, column, end line, end column) as a tool reported them, 0-based."""
 
@@ -181,9 +179,10 @@ class FindingConverter:
     def _relative(self, reported: str) -> str | None:
         """``reported`` relative to the root; None (and a warning, once per path)
         when it is not a file path or lies outside the root."""
-        known = self._paths.get(reported, _UNSEEN)
-        if known is not _UNSEEN:
-            return known
+        try:
+            return self._paths[reported]
+        except KeyError:
+            pass
         mapped = self._mapped(reported)
         try:
             relative = path_in_root(mapped, self._base, self._real_root, self._root, self._real)
@@ -219,9 +218,10 @@ class FindingConverter:
         return reported
 
     def _source(self, path: str) -> SourceText | None:
-        known = self._sources.get(path, _UNSEEN)
-        if known is not _UNSEEN:
-            return known
+        try:
+            return self._sources[path]
+        except KeyError:
+            pass
         source = None
         try:
             with open(posixpath.join(self._root, path), "rb") as file:
