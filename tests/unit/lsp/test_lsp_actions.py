@@ -5,6 +5,7 @@ and the resource's plans."""
 from __future__ import annotations
 
 import dataclasses
+from dataclasses import replace
 from datetime import UTC, datetime
 
 from lsprotocol import types
@@ -40,7 +41,7 @@ def fix(description: str = "Remove unused import") -> FindingFix:
 def unused_import(*fixes: FindingFix) -> ValidationResult:
     flagged = finding("a.py", 0, 7, "`os` imported but unused", end_line=0, end_character=9)
     other = finding("a.py", 3, 0, "undefined name", end_line=3, end_character=4)
-    return result("ruff", findings=[flagged.model_copy(update={"fixes": fixes}), other])
+    return result("ruff", findings=[replace(flagged, fixes=fixes), other])
 
 
 def plan(state: PlanState, paths: tuple[str, ...] = ("a.py",), reason: str | None = None) -> Plan:
