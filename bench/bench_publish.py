@@ -12,8 +12,8 @@ every file is read once (a burst's first publish); best of ``ROUNDS``.
   a conversion. **ASCII lines**: the common case.
 - **A second validation's result** on the same files, published after the
   first (what overlapping validators send when nothing holds them back):
-  the files' text comes from the cache (it did not with a cache of 256
-  files: each publish read every file again).
+  20 diagnostics a file, the files read again (the text cache is kept
+  small: holding a burst's files costs more heap than it saves time).
 
 Floor: ``json.dumps`` of the same publishes as plain dicts (what any server
 building the params as dicts and serialising them pays for the JSON alone,
