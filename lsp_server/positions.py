@@ -67,6 +67,11 @@ def line_at(lines: Lines | None, line: int) -> str | None:
     return None if lines is None or line >= len(lines) else lines[line]
 
 
+_LINE_HEAD = 64
+"""About the heap of a ``str`` beyond its characters (``sys.getsizeof`` of
+each line instead cost more than reading a small file)."""
+
+
 class DiskText:
     """Lines of files on disk, cached by (mtime, size) so that a file sent
     again soon (a related place of other files' findings, another
@@ -79,7 +84,7 @@ class DiskText:
     the same files are sent again, which held runs avoid anyway."""
 
     def __init__(self, capacity: int = 2**19) -> None:
-        self._capacity = capacity  # bytes of heap, as ``sys.getsizeof`` counts them
+        self._capacity = capacity  # bytes of heap, about
         self._size = 0
         self._cache: OrderedDict[str, tuple[tuple[int, int], list[str], int]] = OrderedDict()
 
@@ -96,10 +101,11 @@ class DiskText:
                 return cached[1]
             self._size -= cached[2]
         try:
-            lines = split_lines(_read(path, stat.st_size).decode("utf-8", "replace"))
+            text = _read(path, stat.st_size).decode("utf-8", "replace")
         except OSError:
             return None
-        cost = sys.getsizeof(lines) + sum(map(sys.getsizeof, lines))
+        lines = split_lines(text)
+        cost = sys.getsizeof(text) + sys.getsizeof(lines) + _LINE_HEAD * len(lines)
         if cost <= self._capacity:  # one file larger than the whole cache is not kept
             self._cache[path] = (stamp, lines, cost)
             self._size += cost

@@ -1,5 +1,4 @@
 import os
-import sys
 from pathlib import Path
 
 import pytest
@@ -96,22 +95,21 @@ def rewrite_keeping_stamp(path: Path, text: str) -> None:
 
 def test_disk_text_is_bounded_by_size(tmp_path: Path) -> None:
     small, other, large = (tmp_path / name for name in ("s.py", "o.py", "l.py"))
-    small.write_text("a\n")
-    other.write_text("b\n")
-    large.write_text("c" * 1000)
-    one = sys.getsizeof(split_lines("a\n")) + sum(map(sys.getsizeof, split_lines("a\n")))
-    disk = DiskText(capacity=2 * one + one // 2)  # room for the two small files
-    assert disk.lines(str(small)) == ["a", ""] and disk.lines(str(other)) == ["b", ""]
-    assert disk.lines(str(large)) == ["c" * 1000]  # read, not kept: larger than the cache
-    rewrite_keeping_stamp(small, "A\n")
-    rewrite_keeping_stamp(other, "B\n")
-    assert disk.lines(str(small)) == ["a", ""]  # still cached
-    assert disk.lines(str(other)) == ["b", ""]
-    disk.lines(str(tmp_path / "s.py"))  # the most recent now: "o.py" goes first
+    small.write_text("a" * 1000)  # each ~1.2 KB of heap as lines
+    other.write_text("b" * 1000)
+    large.write_text("c" * 5000)
+    disk = DiskText(capacity=3000)  # room for the two small files, not a third
+    assert disk.lines(str(small)) == ["a" * 1000] and disk.lines(str(other)) == ["b" * 1000]
+    assert disk.lines(str(large)) == ["c" * 5000]  # read, not kept: larger than the cache
+    rewrite_keeping_stamp(small, "A" * 1000)
+    rewrite_keeping_stamp(other, "B" * 1000)
+    assert disk.lines(str(small)) == ["a" * 1000]  # still cached
+    assert disk.lines(str(other)) == ["b" * 1000]
+    disk.lines(str(small))  # the most recent now: "o.py" goes first
     third = tmp_path / "t.py"
-    third.write_text("t\n")
+    third.write_text("t" * 1000)
     disk.lines(str(third))
-    assert disk.lines(str(other)) == ["B", ""]  # evicted, read again
+    assert disk.lines(str(other)) == ["B" * 1000]  # evicted, read again
 
 
 def test_disk_text_of_an_empty_file_a_directory_and_bad_utf8(tmp_path: Path) -> None:
