@@ -165,8 +165,11 @@ def config_diagnostic(
 
 
 def as_objects(texts: Iterable[str]) -> list[Diagnostic]:
-    """The lsprotocol diagnostics for diagnostics' JSON, for the paths pygls serialises."""
-    return [_converter.structure(json.loads(text), Diagnostic) for text in texts]
+    """The lsprotocol diagnostics for diagnostics' JSON, for the paths pygls
+    serialises (parsed as one list: ``json.loads`` a diagnostic took nearly
+    twice as long)."""
+    wires = json.loads(f"[{', '.join(texts)}]")
+    return [_converter.structure(wire, Diagnostic) for wire in wires]
 
 
 def _range(
