@@ -80,7 +80,7 @@ class DiskText:
     Bounded by the heap the lines take, not by a count of files: 256 large
     files could hold gigabytes. Kept small on purpose: a cache holding a
     burst's files (8 MiB held a 1,000-file burst's) cost ~170 bytes of heap
-    per finding held, most of the issue's 300, to save ~6 us a file when
+    per finding held (issue 11 allows 300 in all) to save ~6 us a file when
     the same files are sent again, which held runs avoid anyway."""
 
     def __init__(self, capacity: int = 2**19) -> None:

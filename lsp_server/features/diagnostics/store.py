@@ -9,10 +9,11 @@ Beside the validations' marks, each resource has at most one error of its
 
 A file holds the indexes of its findings in the validation's result they
 came from, not marks: taking in a 10,000-finding result is one cheap pass on
-the event loop, and marks are built a file at a time when that file is sent
-(ADR 0015). A partial result (a save's run of a ``{files}`` validation, ADR
-0017) replaces the marks of the files its run covered only; the other files
-keep theirs, on the earlier result they came from, and are not sent again.
+the event loop, and a file's diagnostics are written from those indexes
+when that file is sent (``held``; no ``Mark`` each, ADR 0015). A partial
+result (a save's run of a ``{files}`` validation, ADR 0017) replaces the
+marks of the files its run covered only; the other files keep theirs, on
+the earlier result they came from, and are not sent again.
 """
 
 from __future__ import annotations
@@ -192,6 +193,7 @@ class DiagnosticsStore:
         return list(self._marks.get(key, {}).values())
 
     def marks(self, key: FileKey) -> list[Mark]:
+        """The file's marks, whole (for readers that want them; sending uses ``held``)."""
         return [mark_at(result, index) for result, indexes in self.held(key) for index in indexes]
 
     def latest(
