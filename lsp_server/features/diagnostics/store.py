@@ -18,13 +18,13 @@ the earlier result they came from, and are not sent again.
 
 from __future__ import annotations
 
-from collections.abc import Collection, Iterable
+from collections.abc import Collection, Iterable, Sequence
 
 from acp_client.models import Finding, ResultOutcome, ValidationResult
 from lsp_server.marks import ConfigMark, Mark, Placed, anchor_of, config_mark, mark_at, placed
 from lsp_server.roots import FileKey
 
-Held = tuple[ValidationResult, list[int | None]]  # a result, the indexes of its findings shown
+Held = tuple[ValidationResult, Sequence[int | None]]  # a result, the indexes of its findings shown
 
 
 class DiagnosticsStore:

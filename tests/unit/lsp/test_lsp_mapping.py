@@ -8,7 +8,7 @@ from lsprotocol.types import PositionEncodingKind as Enc
 
 from acp_client.models import Finding, Location, RelatedLocation, ValidationMode
 from lsp_server.features.diagnostics import mapping
-from lsp_server.marks import ConfigMark, Mark, config_mark, marks_for, severity_for
+from lsp_server.marks import ConfigMark, Mark, config_mark, marks_for, placed, severity_for
 from tests.unit.lsp.lsp_factories import finding, result
 
 REQ, INFO = ValidationMode.REQUIRED, ValidationMode.INFORMATIONAL
@@ -63,6 +63,18 @@ def test_tool_severity_hint_does_not_decide() -> None:
 
 def test_required_pass_shows_nothing_even_with_findings() -> None:
     assert marks_for(result(mode=REQ, passed=True, findings=[finding("a.py")])) == {}
+
+
+def test_the_indexes_held_per_file_are_compact() -> None:
+    """Held as long as a result is shown: no int object per finding (~45
+    bytes a finding at 100,000 of them). Adjacent ones are a range."""
+    findings = [finding(f"m{n // 300}.py", n % 300) for n in range(600)]
+    findings += [finding("x.py"), finding("y.py"), finding("x.py")]
+    shown = placed(result(findings=findings))
+    assert shown["m0.py"] == range(300) and shown["m1.py"] == range(300, 600)
+    assert list(shown["x.py"]) == [600, 602] and not isinstance(shown["x.py"], list)
+    assert list(shown["y.py"]) == [601]
+    assert placed(result(mode=INFO, passed=True)) == {"acp.toml": [None]}
 
 
 def test_findings_grouped_by_file() -> None:
