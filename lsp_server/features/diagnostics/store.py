@@ -66,10 +66,7 @@ class DiagnosticsStore:
         touched = self._files_of.pop(slot, set())
         for key in touched:
             self._drop(key, result.validation)
-        grouped: Placed = placed(result)
-        added = {(scope, path) for path in grouped}
-        for path, indexes in grouped.items():
-            self._marks.setdefault((scope, path), {})[result.validation] = (result, indexes)
+        added = self._hold(scope, result, placed(result))
         if added:
             self._files_of[slot] = added
         changed = touched | added
@@ -109,9 +106,7 @@ class DiagnosticsStore:
         grouped = placed(result)
         if not result.findings and files:
             grouped.pop(anchor, None)  # it still fails on the other files: no "passed" note
-        added = {(scope, path) for path in grouped}
-        for path, indexes in grouped.items():
-            self._marks.setdefault((scope, path), {})[result.validation] = (result, indexes)
+        added = self._hold(scope, result, grouped)
         if files | added:
             self._files_of[slot] = files | added
         changed = dropped | added
@@ -224,6 +219,17 @@ class DiagnosticsStore:
     def files(self) -> list[FileKey]:
         """Every file that has had marks, emptied ones included."""
         return list(self._versions)
+
+    def _hold(self, scope: str, result: ValidationResult, grouped: Placed) -> set[FileKey]:
+        """Hold the result's findings in each file it places them in; return
+        those files. One key tuple a file for every map that holds the file
+        (a second copy was ~6 bytes a finding held)."""
+        added: set[FileKey] = set()
+        for path, indexes in grouped.items():
+            key = (scope, path)
+            self._marks.setdefault(key, {})[result.validation] = (result, indexes)
+            added.add(key)
+        return added
 
     def _drop(self, key: FileKey, validation: str) -> None:
         by_validation = self._marks.get(key)
