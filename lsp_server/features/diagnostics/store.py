@@ -25,11 +25,14 @@ from lsp_server.marks import ConfigMark, Mark, Placed, anchor_of, config_mark, m
 from lsp_server.roots import FileKey
 
 Held = tuple[ValidationResult, Sequence[int | None]]  # a result, the indexes of its findings shown
+_Entry = tuple[str, ValidationResult, Sequence[int | None]]  # the validation's, in one file
 
 
 class DiagnosticsStore:
     def __init__(self) -> None:
-        self._marks: dict[FileKey, dict[str, Held]] = {}  # by validation
+        # A file's entries, one a validation: a tuple, not a dict by validation
+        # (~13 bytes of heap a finding held less; a file has few validations).
+        self._marks: dict[FileKey, tuple[_Entry, ...]] = {}
         self._latest: dict[tuple[str, str], ValidationResult] = {}
         self._applied: dict[tuple[str, str], int] = {}  # when each slot's result came in
         self._files_of: dict[tuple[str, str], set[FileKey]] = {}
@@ -161,15 +164,15 @@ class DiagnosticsStore:
 
     def clear_file(self, key: FileKey) -> bool:
         """Forget every mark on one file (``clearOnEdit``); True if any was shown."""
-        by_validation = self._marks.pop(key, {})
-        for validation in by_validation:
+        entries = self._marks.pop(key, ())
+        for validation, _, _ in entries:
             files = self._files_of.get((key[0], validation))
             if files is not None:
                 files.discard(key)
         had_config_error = self.config_error(key) is not None
         if had_config_error:
             del self._config_errors[key[0]]
-        if not by_validation and not had_config_error:
+        if not entries and not had_config_error:
             return False
         self._bump({key})
         return True
@@ -185,7 +188,7 @@ class DiagnosticsStore:
     def held(self, key: FileKey) -> list[Held]:
         """The file's results, each with the indexes of its findings shown
         there: what ``mapping.diagnostics`` converts without a ``Mark`` each."""
-        return list(self._marks.get(key, {}).values())
+        return [(result, indexes) for _, result, indexes in self._marks.get(key, ())]
 
     def marks(self, key: FileKey) -> list[Mark]:
         """The file's marks, whole (for readers that want them; sending uses ``held``)."""
@@ -208,9 +211,9 @@ class DiagnosticsStore:
         if result_id is None or (latest is not None and latest.id == result_id):
             return latest
         for key in self._files_of.get((scope, validation), ()):
-            held = self._marks.get(key, {}).get(validation)
-            if held is not None and held[0].id == result_id:
-                return held[0]
+            for entry in self._marks.get(key, ()):
+                if entry[0] == validation and entry[1].id == result_id:
+                    return entry[1]
         return None
 
     def version(self, key: FileKey) -> int:
@@ -225,18 +228,22 @@ class DiagnosticsStore:
         those files. One key tuple a file for every map that holds the file
         (a second copy was ~6 bytes a finding held)."""
         added: set[FileKey] = set()
+        validation = result.validation
         for path, indexes in grouped.items():
             key = (scope, path)
-            self._marks.setdefault(key, {})[result.validation] = (result, indexes)
+            kept = [entry for entry in self._marks.get(key, ()) if entry[0] != validation]
+            self._marks[key] = (*kept, (validation, result, indexes))
             added.add(key)
         return added
 
     def _drop(self, key: FileKey, validation: str) -> None:
-        by_validation = self._marks.get(key)
-        if by_validation is None:
+        entries = self._marks.get(key)
+        if entries is None:
             return
-        by_validation.pop(validation, None)
-        if not by_validation:
+        kept = tuple(entry for entry in entries if entry[0] != validation)
+        if kept:
+            self._marks[key] = kept
+        else:
             del self._marks[key]
 
     def _bump(self, keys: Iterable[FileKey]) -> None:
