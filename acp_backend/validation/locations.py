@@ -61,6 +61,13 @@ class FindingConverter:
         self._root = normalize_path(root)
         self._real_root = real_path(root)
         self._base = normalize_path(base) if base else self._root
+        # The base relative to the root ("" for the root), when it is under
+        # it and not the file system's root (where "base/x" is no path).
+        self._base_in_root = (
+            None
+            if self._base == "/" or not is_within(self._base, self._root)
+            else relative_to(self._base, self._root).removeprefix(".")
+        )
         self._path_map = sorted((path_map or {}).items(), key=lambda item: -len(item[0]))
         self._sources: dict[str, SourceText | None] = {}
         self._paths: dict[str, str | None] = {}  # as reported -> relative, or None: dropped
@@ -185,7 +192,10 @@ class FindingConverter:
             pass
         mapped = self._mapped(reported)
         try:
-            relative = path_in_root(mapped, self._base, self._real_root, self._root, self._real)
+            if mapped is reported and self._base_in_root is not None and _plain(reported):
+                relative = self._plain_in_root(reported)
+            else:
+                relative = path_in_root(mapped, self._base, self._real_root, self._root, self._real)
             reason = f"it lies outside the resource root {self._root}"
         except (NotAFilePath, ValueError):
             relative, reason = None, "it is not a file path"
@@ -193,6 +203,14 @@ class FindingConverter:
             log.warning("dropping findings for %s: %s", reported, reason)
         self._paths[reported] = relative
         return relative
+
+    def _plain_in_root(self, reported: str) -> str | None:
+        """``path_in_root`` for a relative path with nothing to normalise
+        (``_plain``) under a base inside the root: the common case, without
+        its string work."""
+        if not is_within(self._real(f"{self._base}/{reported}"), self._real_root):
+            return None
+        return f"{self._base_in_root}/{reported}" if self._base_in_root else reported
 
     def _real(self, absolute: str) -> str:
         """``real_path`` with each directory resolved once: a thousand files
@@ -224,8 +242,9 @@ class FindingConverter:
             pass
         source = None
         try:
-            with open(posixpath.join(self._root, path), "rb") as file:
-                data = file.read()
+            # Unbuffered: one read of the whole file, not a buffer's worth at a time.
+            with open(posixpath.join(self._root, path), "rb", buffering=0) as file:
+                data = file.readall()
         except OSError:
             log.warning("dropping findings for %s: no such file under %s", path, self._root)
         else:
@@ -233,6 +252,17 @@ class FindingConverter:
             self.file_hashes[path] = hashlib.sha256(data).hexdigest()
         self._sources[path] = source
         return source
+
+
+def _plain(reported: str) -> bool:
+    """A relative POSIX path ``normalize_path`` would leave as it is: no
+    drive, scheme, backslash, empty, ``.`` or ``..`` segment."""
+    if not reported or reported[0] == "/" or "\\" in reported or ":" in reported:
+        return False
+    return all(segment not in _NOT_PLAIN for segment in reported.split("/"))
+
+
+_NOT_PLAIN = frozenset(("", ".", ".."))
 
 
 def path_in_root(

@@ -268,6 +268,36 @@ class TestPathJail:
         assert converter.dropped == 3
         assert "secret.py" not in " ".join(converter.file_hashes)
 
+    def test_paths_from_a_working_directory_and_odd_spellings(self, tmp_path: Path) -> None:
+        root = tmp_path / "root"
+        (root / "sub" / "pkg").mkdir(parents=True)
+        (root / "sub" / "pkg" / "a.py").write_text("a = 1\n")
+        (root / "top.py").write_text("t = 1\n")
+        (tmp_path / "outside").mkdir()
+        (tmp_path / "outside" / "b.py").write_text("b = 1\n")
+        (root / "sub" / "linked").symlink_to(tmp_path / "outside")  # a directory escaping
+        converter = FindingConverter(str(root), str(root / "sub"))
+        reported = [
+            "pkg/a.py",  # plain, under the working directory
+            "./pkg/a.py",
+            "pkg//a.py",
+            "pkg/../../top.py",  # leaves the working directory, not the root
+            "linked/b.py",  # plain, but through a link out of the root
+            "../../outside/b.py",
+        ]
+        kept = [
+            finding.location.path if finding.location else None
+            for finding in findings_of(
+                [
+                    converter.convert(raw)
+                    for raw in (RawFinding("m", path=path, line=0) for path in reported)
+                    if converter.admits(raw)
+                ]
+            )
+        ]
+        assert kept == ["sub/pkg/a.py", "sub/pkg/a.py", "sub/pkg/a.py", "top.py"]
+        assert converter.dropped == 2
+
     def test_a_root_seen_through_a_symlink_maps_back_to_the_root(self, tmp_path: Path) -> None:
         real = tmp_path / "real"
         real.mkdir()
