@@ -26,8 +26,8 @@ from lsp_server.features.code_actions.listing import (
     DocumentView,
     list_actions,
 )
-from lsp_server.features.diagnostics.mapping import as_objects, to_diagnostic
-from lsp_server.marks import marks_for
+from lsp_server.features.diagnostics.mapping import as_objects, diagnostics
+from lsp_server.marks import placed
 from tests.unit.lsp.lsp_factories import finding, result
 
 NOW = datetime(2026, 1, 1, tzinfo=UTC)
@@ -66,17 +66,15 @@ def view(
     sandbox: bool = False,
 ) -> DocumentView:
     latest = {(r.resource_id, r.validation): r for r in results}
-    diagnostics = as_objects(
-        to_diagnostic(mark, None, "utf-16")
-        for r in results
-        for mark in marks_for(r).get("a.py", [])
+    shown = as_objects(
+        text for r in results for text in diagnostics(r, placed(r).get("a.py", []), None, "utf-16")
     )
     return DocumentView(
         uri="file:///r/a.py",
         resource_id="R",
         path="a.py",
         sandbox=sandbox,
-        diagnostics=diagnostics,
+        diagnostics=shown,
         latest=lambda resource, validation, _, result_id: shown_as(
             latest.get((resource, validation)), result_id
         ),
