@@ -76,7 +76,7 @@ async def sse_frames(
 
 def _sse_frame(message: dict[str, Any] | Event) -> str:
     if isinstance(message, Event):  # pydantic writes the JSON: no dict in between
-        params_json = message.model_dump_json()
+        params_json = message.model_dump_json(exclude_defaults=True)  # optional fields: schema
         data = f'{{"jsonrpc":"2.0","method":{json.dumps(message.method)},"params":{params_json}}}'
         return f"id: {message.event_id}\ndata: {data}\n\n"
     params = message.get("params")

@@ -351,7 +351,9 @@ class Store:
 
     def insert_result(self, result: ValidationResult) -> None:
         """Persist a result; its resource must exist (NotFound otherwise)."""
-        body = result.model_dump_json()  # outside the lock: readers need not wait for it
+        # Outside the lock: readers need not wait for it. Defaults left out
+        # (a finding's null fields were more than half of a result's bytes).
+        body = result.model_dump_json(exclude_defaults=True)
         try:
             with self.write() as conn:
                 conn.execute(

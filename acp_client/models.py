@@ -14,6 +14,7 @@ from enum import StrEnum
 from typing import Annotated
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field
+from pydantic.dataclasses import dataclass
 
 MAX_POSITION = 2**31 - 1
 """The largest line or character LSP can carry (its ``uinteger`` is 2^31 - 1)."""
@@ -36,6 +37,13 @@ class Model(BaseModel):
     older client keeps working against a newer backend."""
 
     model_config = ConfigDict(extra="ignore", frozen=True)
+
+
+_HELD = ConfigDict(extra="ignore")
+"""For what a client holds by the hundred thousand (a finding and its
+places): frozen slotted pydantic dataclasses, validated like a ``Model``
+but ~180 bytes with the message rather than ~2 KB (no ``__dict__``, no
+fields-set per instance; ADR 0019). ``dataclasses.replace`` copies one."""
 
 
 class Resource(Model):
@@ -62,7 +70,8 @@ class SeverityHint(StrEnum):
     HINT = "hint"
 
 
-class Location(Model):
+@dataclass(frozen=True, slots=True, kw_only=True, config=_HELD)
+class Location:
     """A range in a file of a resource. Ends are optional (a point finding)."""
 
     path: str = Field(description="POSIX path relative to the resource root.")
@@ -82,28 +91,32 @@ class Location(Model):
         return (self.line, self.character) <= (line, character) <= (end_line, self.end_character)
 
 
-class TextEdit(Model):
+@dataclass(frozen=True, slots=True, kw_only=True, config=_HELD)
+class TextEdit:
     """Replace the text of a range in one file of the resource (code points)."""
 
     location: Location = Field(description="The range to replace; a point range inserts.")
     new_text: str
 
 
-class FindingFix(Model):
+@dataclass(frozen=True, slots=True, kw_only=True, config=_HELD)
+class FindingFix:
     """A fix the tool itself proposed for a finding (SARIF ``fixes``, ruff's)."""
 
     description: str = ""
     edits: tuple[TextEdit, ...]
 
 
-class RelatedLocation(Model):
+@dataclass(frozen=True, slots=True, kw_only=True, config=_HELD)
+class RelatedLocation:
     """Another place that explains a finding (SARIF ``relatedLocations``, code flows)."""
 
     location: Location
     message: str = ""
 
 
-class Finding(Model):
+@dataclass(frozen=True, slots=True, kw_only=True, config=_HELD)
+class Finding:
     location: Location | None = None
     message: str
     code: str | None = None

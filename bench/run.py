@@ -12,7 +12,8 @@ and a bare pygls server running the same command on save
 
 Sections: save -> diagnostics with real ruff; bursts of 1k/10k/100k findings
 (local and over HTTP + SSE) with request latency during the burst;
-overlapping validators; memory held per finding; start-up. ``--check`` exits
+overlapping validators; memory (RSS after a burst, and heap held per
+finding, traced in process by ``bench/held_heap.py``); start-up. ``--check`` exits
 1 when a target is missed; ``--report`` rewrites docs/performance.md from
 this run's JSON and the other benchmarks' (``bench/results/*.json``).
 """
@@ -419,8 +420,32 @@ async def bench_bursts(tmp: Path, sizes: Sequence[int]) -> list[Row]:
                 ok=held <= 150 if total == 100_000 else None,
             )
         )
+        per_finding = heap_per_finding(tmp / f"heap{total}", total)
+        rows.append(
+            Row(
+                "memory",
+                f"heap held per finding, {total} findings",
+                per_finding,
+                "B",
+                target="<= 300 B" if total == 100_000 else "",
+                ok=per_finding <= 300 if total == 100_000 else None,
+            )
+        )
         rows.append(Row("bytes", f"sent for {total} findings", wire.bytes_in / 2**20, "MiB"))
     return rows
+
+
+def heap_per_finding(work: Path, total: int) -> float:
+    """Bytes of heap acp-lsp holds per finding in local mode (``bench/held_heap.py``)."""
+    work.mkdir()
+    done = subprocess.run(
+        [PY, str(BENCH / "held_heap.py"), str(total), str(work)],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    return float(json.loads(done.stdout.splitlines()[-1])["bytes_per_finding"])
 
 
 async def bench_overlap(tmp: Path, files: int) -> list[Row]:

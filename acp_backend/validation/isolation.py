@@ -14,17 +14,20 @@ the backend vanish meanwhile.
 Protocol on each child's socket (``multiprocessing.connection`` framing):
 the child sends its pid; the backend sends (config, process without its
 output, root, max_findings, seconds), then each output text in 1 MiB chunks
-ended by an empty one; the child answers with a verdict without findings (or an exception),
-then the findings in batches of 500, ended by an empty message. A batch is
-JSON (``J``), which pydantic writes and reads in Rust in a third of the
-time unpickling takes, or a pickle (``P``) when JSON cannot carry it (a
-lone surrogate: storing it fails later, as an ``unrecorded`` result).
+ended by an empty one; the child answers with the findings in batches of
+500 as it reads them, so that the backend reads one batch while the child
+parses the next, then an empty message, then the verdict without findings
+(or an exception). A batch is the findings' JSON (``J``), which the
+standard library writes and pydantic reads in C and Rust, or a pickle
+(``P``) when JSON cannot carry it (a lone surrogate: storing it fails
+later, as an ``unrecorded`` result).
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 import math
 import os
 import pickle
@@ -39,17 +42,16 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
 from pydantic import TypeAdapter
-from pydantic_core import PydanticSerializationError
 
 from acp_client.models import Finding
 
 if TYPE_CHECKING:  # the validator imports this module
     from acp_backend.validation.config import ValidationConfig
+    from acp_backend.validation.locations import FindingWire
     from acp_backend.validation.runner import ProcessOutcome
     from acp_backend.validation.validator import Verdict
 
 _CHUNK = 1024 * 1024  # characters of output per message to the child
-_BATCH = 500  # findings per message back: reading 10,000 at once holds the GIL
 _FINDINGS = TypeAdapter(tuple[Finding, ...])
 _SERVER_FD_ENV = "ACP_PARSE_SERVER_FD"
 
@@ -173,11 +175,13 @@ def _exchange(connection: Connection, request: tuple[Any, ...], texts: tuple[str
             for start in range(0, len(text), _CHUNK):
                 connection.send_bytes(text[start : start + _CHUNK].encode("utf-8", "surrogatepass"))
             connection.send_bytes(b"")
-        answer = connection.recv()
         findings: list[Finding] = []
         while batch := connection.recv_bytes():
             findings += _read_batch(batch)
-        return replace(answer, findings=tuple(findings)) if findings else answer
+        answer = connection.recv()
+        if not findings or isinstance(answer, BaseException) or answer.handed_on_void:
+            return answer
+        return replace(answer, findings=tuple(findings))
     except (EOFError, OSError):
         return ParseCrashed("the process reading the output died")
 
@@ -212,30 +216,29 @@ def _child(connection: Connection) -> None:
     signal.alarm(math.ceil(budget) + 1)  # the default action ends the process
     stdout, stderr = _receive_text(connection), _receive_text(connection)
     whole = replace(process, stdout=stdout, stderr=stderr)
+
+    def hand_on(findings: list[FindingWire]) -> None:
+        connection.send_bytes(_batch(findings))
+
     try:
-        answer: Verdict | Exception = judge(config, whole, root, max_findings)
+        answer: Verdict | Exception = judge(config, whole, root, max_findings, hand_on)
     except Exception as exc:  # sent back and raised in the backend
         answer = exc
-    if isinstance(answer, Exception):
-        connection.send(answer)
-    else:
-        connection.send(replace(answer, findings=()))
-        for start in range(0, len(answer.findings), _BATCH):
-            connection.send_bytes(_batch(answer.findings[start : start + _BATCH]))
     connection.send_bytes(b"")
+    connection.send(answer)
 
 
-def _batch(findings: tuple[Finding, ...]) -> bytes:
+def _batch(findings: list[FindingWire]) -> bytes:
     try:
-        return b"J" + _FINDINGS.dump_json(findings)
-    except PydanticSerializationError:
+        return b"J" + json.dumps(findings, ensure_ascii=False).encode()
+    except UnicodeEncodeError:
         return b"P" + pickle.dumps(findings)
 
 
 def _read_batch(batch: bytes) -> tuple[Finding, ...]:
     if batch[:1] == b"J":
         return _FINDINGS.validate_json(batch[1:])
-    return cast("tuple[Finding, ...]", pickle.loads(batch[1:]))
+    return _FINDINGS.validate_python(pickle.loads(batch[1:]))
 
 
 def _receive_text(connection: Connection) -> str:

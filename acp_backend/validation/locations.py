@@ -14,16 +14,32 @@ import os
 import posixpath
 import re
 import stat
-from collections.abc import Callable, Iterator, Mapping
-from pathlib import Path
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from typing import Any
+
+from pydantic import TypeAdapter
 
 from acp_backend.validation.config import ColumnUnit
 from acp_backend.validation.positions import SourceText
 from acp_backend.validation.raw import RawFinding, RawRegion, clip
-from acp_client.models import Finding, FindingFix, Location, RelatedLocation, TextEdit
+from acp_client.models import Finding
 from acp_client.paths import NotAFilePath, is_within, normalize_path, real_path, relative_to
 
 log = logging.getLogger(__name__)
+
+FindingWire = dict[str, Any]
+"""A finding (or one of its parts) as the contract's JSON-ready data."""
+
+Span = tuple[int, int, int | None, int | None]
+"""(line, column, end line, end column) as a tool reported them, 0-based."""
+
+_FINDINGS = TypeAdapter(tuple[Finding, ...])
+
+
+def findings_of(wires: Sequence[FindingWire]) -> tuple[Finding, ...]:
+    """The contract's findings for converted ones, validated in one pass."""
+    return _FINDINGS.validate_python(wires) if wires else ()
+
 
 _ABSOLUTE = re.compile(r"^(?:[/\\]|[A-Za-z][A-Za-z0-9+.-]*:)")  # /x, \\share, c:, file:
 
@@ -45,6 +61,13 @@ class FindingConverter:
         self._root = normalize_path(root)
         self._real_root = real_path(root)
         self._base = normalize_path(base) if base else self._root
+        # The base relative to the root ("" for the root), when it is under
+        # it and not the file system's root (where "base/x" is no path).
+        self._base_in_root = (
+            None
+            if self._base == "/" or not is_within(self._base, self._root)
+            else relative_to(self._base, self._root).removeprefix(".")
+        )
         self._path_map = sorted((path_map or {}).items(), key=lambda item: -len(item[0]))
         self._sources: dict[str, SourceText | None] = {}
         self._paths: dict[str, str | None] = {}  # as reported -> relative, or None: dropped
@@ -67,44 +90,51 @@ class FindingConverter:
             return False
         return True
 
-    def convert(self, raw: RawFinding) -> Finding:
-        """The contract's finding for one that ``admits`` let in."""
-        path = self._relative(raw.path) if raw.path is not None else None
-        location = None
+    def convert(self, raw: RawFinding) -> FindingWire:
+        """The contract's finding, as JSON-ready data, for one that ``admits``
+        let in: a parse makes these by the ten thousand, and pydantic reads
+        them in bulk (``findings_of``, or JSON from the parsing child) faster
+        than it builds them one by one."""
+        finding: FindingWire = {"message": clip(raw.message)}
+        path = None if raw.path is None else self._relative(raw.path)
         if path is not None and path != ".":  # None: no file; ".": the whole resource
-            region = raw.region or RawRegion(
-                path, raw.line or 0, raw.column, raw.end_line, raw.end_column
-            )
-            location = self._location(path, region, raw.unit, raw.end_inclusive)
-        return Finding(
-            location=location,
-            message=clip(raw.message),
-            code=raw.code,
-            severity=raw.severity,
-            rule_description=raw.rule_description,
-            help_uri=raw.help_uri,
-            related=tuple(self._related(raw)) if raw.related else (),
-            fixes=tuple(self._fixes(raw)) if raw.fixes else (),
-        )
+            if raw.region is None:
+                span = (raw.line or 0, raw.column, raw.end_line, raw.end_column)
+                finding["location"] = self._span(path, span, raw.unit, raw.end_inclusive)
+            else:
+                finding["location"] = self._location(path, raw.region, raw.unit, raw.end_inclusive)
+        if raw.code is not None:
+            finding["code"] = raw.code
+        if raw.severity is not None:
+            finding["severity"] = raw.severity
+        if raw.rule_description is not None:
+            finding["rule_description"] = raw.rule_description
+        if raw.help_uri is not None:
+            finding["help_uri"] = raw.help_uri
+        if raw.related:
+            finding["related"] = list(self._related(raw))
+        if raw.fixes:
+            finding["fixes"] = list(self._fixes(raw))
+        return finding
 
-    def _related(self, raw: RawFinding) -> Iterator[RelatedLocation]:
+    def _related(self, raw: RawFinding) -> Iterator[FindingWire]:
         for related in raw.related:
             location = self._located(related.region, raw.unit)
             if location is not None:
-                yield RelatedLocation(location=location, message=related.message)
+                yield {"location": location, "message": related.message}
 
-    def _fixes(self, raw: RawFinding) -> Iterator[FindingFix]:
+    def _fixes(self, raw: RawFinding) -> Iterator[FindingWire]:
         for fix in raw.fixes:
             edits = []
             for edit in fix.edits:
                 location = self._located(edit.region, raw.unit)
                 if location is None:
                     break  # a fix that touches a file out of reach is not offered
-                edits.append(TextEdit(location=location, new_text=edit.new_text))
+                edits.append({"location": location, "new_text": edit.new_text})
             else:
-                yield FindingFix(description=fix.description, edits=tuple(edits))
+                yield {"description": fix.description, "edits": edits}
 
-    def _located(self, region: RawRegion, unit: ColumnUnit) -> Location | None:
+    def _located(self, region: RawRegion, unit: ColumnUnit) -> FindingWire | None:
         """A secondary place (related location, fix edit), or None when it is
         outside the root or in a file that is not there."""
         path = self._relative(region.path)
@@ -114,48 +144,73 @@ class FindingConverter:
 
     def _location(
         self, path: str, region: RawRegion, unit: ColumnUnit, end_inclusive: bool
-    ) -> Location:
+    ) -> FindingWire:
+        if region.offset is None:
+            span = (region.line, region.column, region.end_line, region.end_column)
+            return self._span(path, span, unit, end_inclusive)
         source = self._source(path)
         if source is None:  # gone since it was admitted: positions as reported
-            return Location(path=path, line=region.line, character=region.column)
-        if region.offset is not None:
-            offset_unit = ColumnUnit.BYTES if region.offset_in_bytes else unit
-            line, character = source.at_offset(region.offset, offset_unit)
-            end_line, end = source.at_offset(region.offset + region.length, offset_unit)
-            return Location(
-                path=path, line=line, character=character, end_line=end_line, end_character=end
-            )
-        line = region.line
-        character = source.to_code_points(line, region.column, unit)
-        if region.end_line is None and region.end_column is None:
-            return Location(path=path, line=line, character=character)
-        end_line = region.end_line if region.end_line is not None else line
-        if region.end_column is None:  # to the end of that line (SARIF)
+            return {"path": path, "line": region.line, "character": region.column}
+        offset_unit = ColumnUnit.BYTES if region.offset_in_bytes else unit
+        line, character = source.at_offset(region.offset, offset_unit)
+        end_line, end = source.at_offset(region.offset + region.length, offset_unit)
+        return {
+            "path": path, "line": line, "character": character,
+            "end_line": end_line, "end_character": end,
+        }  # fmt: skip
+
+    def _span(self, path: str, span: Span, unit: ColumnUnit, end_inclusive: bool) -> FindingWire:
+        """A line-and-column range, its columns converted to code points."""
+        line, column, end_line, end_column = span
+        source = self._source(path)
+        if source is None:  # gone since it was admitted: positions as reported
+            return {"path": path, "line": line, "character": column}
+        character = source.to_code_points(line, column, unit)
+        if end_line is None and end_column is None:
+            return {"path": path, "line": line, "character": character}
+        if end_line is None:
+            end_line = line
+        if end_column is None:  # to the end of that line (SARIF)
             end = source.line_length(end_line)
         else:
-            end = source.to_code_points(end_line, region.end_column, unit)
+            end = source.to_code_points(end_line, end_column, unit)
             if end_inclusive:  # one past the last character, counted in characters
                 end = min(end + 1, source.line_length(end_line))
         # A tool's inverted range collapses onto its start.
         end_line, end = max((end_line, end), (line, character))
-        return Location(
-            path=path, line=line, character=character, end_line=end_line, end_character=end
-        )
+        return {
+            "path": path, "line": line, "character": character,
+            "end_line": end_line, "end_character": end,
+        }  # fmt: skip
 
     def _relative(self, reported: str) -> str | None:
         """``reported`` relative to the root; None (and a warning, once per path)
         when it is not a file path or lies outside the root."""
-        if reported not in self._paths:
-            mapped = self._mapped(reported)
-            try:
+        try:
+            return self._paths[reported]
+        except KeyError:
+            pass
+        mapped = self._mapped(reported)
+        try:
+            if mapped is reported and self._base_in_root is not None and _plain(reported):
+                relative = self._plain_in_root(reported)
+            else:
                 relative = path_in_root(mapped, self._base, self._real_root, self._root, self._real)
-                reason = f"it lies outside the resource root {self._root}"
-            except (NotAFilePath, ValueError):
-                relative, reason = None, "it is not a file path"
-            if relative is None:
-                log.warning("dropping findings for %s: %s", reported, reason)
-            self._paths[reported] = relative
-        return self._paths[reported]
+            reason = f"it lies outside the resource root {self._root}"
+        except (NotAFilePath, ValueError):
+            relative, reason = None, "it is not a file path"
+        if relative is None:
+            log.warning("dropping findings for %s: %s", reported, reason)
+        self._paths[reported] = relative
+        return relative
+
+    def _plain_in_root(self, reported: str) -> str | None:
+        """``path_in_root`` for a relative path with nothing to normalise
+        (``_plain``) under a base inside the root: the common case, without
+        its string work."""
+        if not is_within(self._real(f"{self._base}/{reported}"), self._real_root):
+            return None
+        return f"{self._base_in_root}/{reported}" if self._base_in_root else reported
 
     def _real(self, absolute: str) -> str:
         """``real_path`` with each directory resolved once: a thousand files
@@ -181,16 +236,33 @@ class FindingConverter:
         return reported
 
     def _source(self, path: str) -> SourceText | None:
-        if path not in self._sources:
-            try:
-                data = (Path(self._root) / path).read_bytes()
-            except OSError:
-                self._sources[path] = None
-                log.warning("dropping findings for %s: no such file under %s", path, self._root)
-            else:
-                self._sources[path] = SourceText(data)
-                self.file_hashes[path] = hashlib.sha256(data).hexdigest()
-        return self._sources[path]
+        try:
+            return self._sources[path]
+        except KeyError:
+            pass
+        source = None
+        try:
+            # Unbuffered: one read of the whole file, not a buffer's worth at a time.
+            with open(posixpath.join(self._root, path), "rb", buffering=0) as file:
+                data = file.readall()
+        except OSError:
+            log.warning("dropping findings for %s: no such file under %s", path, self._root)
+        else:
+            source = SourceText(data)
+            self.file_hashes[path] = hashlib.sha256(data).hexdigest()
+        self._sources[path] = source
+        return source
+
+
+def _plain(reported: str) -> bool:
+    """A relative POSIX path ``normalize_path`` would leave as it is: no
+    drive, scheme, backslash, empty, ``.`` or ``..`` segment."""
+    if not reported or reported[0] == "/" or "\\" in reported or ":" in reported:
+        return False
+    return all(segment not in _NOT_PLAIN for segment in reported.split("/"))
+
+
+_NOT_PLAIN = frozenset(("", ".", ".."))
 
 
 def path_in_root(

@@ -21,8 +21,13 @@ class SourceText:
     """A file's lines, split the way an editor splits them."""
 
     def __init__(self, data: bytes) -> None:
-        self._raw_lines = _LINE_BREAK.split(data)
-        self._breaks = [len(found) for found in _LINE_BREAK.findall(data)]
+        self._breaks: list[int] | None  # each break's length; None: all are "\n"
+        if b"\r" in data:
+            self._raw_lines = _LINE_BREAK.split(data)
+            self._breaks = [len(found) for found in _LINE_BREAK.findall(data)]
+        else:  # the usual file: one C-level split, every break one byte
+            self._raw_lines = data.split(b"\n")
+            self._breaks = None
         self._decoded: dict[int, str] = {}
 
     def line(self, index: int) -> str | None:
@@ -63,9 +68,15 @@ class SourceText:
             if offset <= size:
                 return line, self.to_code_points(line, offset, unit)
             # Line breaks are ASCII: the same length in every unit.
-            offset -= size + (self._breaks[line] if line < len(self._breaks) else 0)
+            offset -= size + self._break_after(line)
         last = len(self._raw_lines) - 1
         return last, self.line_length(last)
+
+    def _break_after(self, line: int) -> int:
+        """The length of the break ending ``line`` (0 after the last line)."""
+        if line >= len(self._raw_lines) - 1:
+            return 0
+        return 1 if self._breaks is None else self._breaks[line]
 
     def line_length(self, line: int) -> int:
         return len(self.line(line) or "")

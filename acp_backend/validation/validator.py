@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from pathlib import Path
@@ -13,7 +13,7 @@ from acp_backend.ids import new_ulid
 from acp_backend.validation import isolation
 from acp_backend.validation.config import DEFAULT_PATTERN, OutputFormat, ValidationConfig
 from acp_backend.validation.isolation import ParseCrashed, ParseTimeout
-from acp_backend.validation.locations import FindingConverter
+from acp_backend.validation.locations import FindingConverter, FindingWire, findings_of
 from acp_backend.validation.parsers import parse_output
 from acp_backend.validation.presets import PRESETS
 from acp_backend.validation.raw import OutputError, ToolFailure
@@ -69,6 +69,7 @@ class Verdict:
     outcome: ResultOutcome = ResultOutcome.COMPLETED
     findings: tuple[Finding, ...] = ()
     file_hashes: dict[str, str] = field(default_factory=dict)
+    handed_on_void: bool = False  # the findings handed on before it are not its (bad output)
 
 
 @dataclass(frozen=True)
@@ -228,9 +229,17 @@ def make_result(
 
 
 def judge(
-    config: ValidationConfig, process: ProcessOutcome, root: Path, max_findings: int = MAX_FINDINGS
+    config: ValidationConfig,
+    process: ProcessOutcome,
+    root: Path,
+    max_findings: int = MAX_FINDINGS,
+    hand_on: Callable[[list[FindingWire]], None] | None = None,
 ) -> Verdict:
-    """Passed means: the command exited with an ``ok_status`` (0) and reported no findings."""
+    """Passed means: the command exited with an ``ok_status`` (0) and reported no findings.
+
+    With ``hand_on``, the findings go to it as JSON-ready data, in batches of
+    ``HAND_ON_BATCH`` as they are read (the parsing child streams them to the
+    backend), and the verdict has none of its own."""
     if process.ending is Ending.NOT_STARTED:
         return Verdict(False, _not_started(config, process.error), ResultOutcome.ERROR)
     if process.ending is Ending.TIMED_OUT:
@@ -254,7 +263,7 @@ def judge(
         return Verdict(False, f"{process.error} ({status})", ResultOutcome.ERROR)
     base = str(root / config.cwd) if config.cwd else None
     converter = FindingConverter(str(root), base, config.path_map)
-    findings: list[Finding] = []
+    kept = _Kept(max_findings, hand_on)
     total = below = 0
     floor = _LEVEL_ORDER.index(config.min_level) if config.min_level else 0
     try:
@@ -263,23 +272,65 @@ def judge(
                 below += 1
             elif converter.admits(raw):
                 total += 1
-                if len(findings) < max_findings:
-                    findings.append(converter.convert(raw))
+                if kept.room():
+                    kept.add(converter.convert(raw))
     except ToolFailure as exc:
         return Verdict(
-            False, f"{exc} ({status})", ResultOutcome.ERROR, tuple(findings), converter.file_hashes
+            False, f"{exc} ({status})", ResultOutcome.ERROR, kept.done(), converter.file_hashes
         )
     except OutputError as exc:
         message = f"{exc} ({status})"
         tail = output_tail(process)
-        return Verdict(False, f"{message}\n{tail}" if tail else message, ResultOutcome.ERROR)
+        message = f"{message}\n{tail}" if tail else message
+        return Verdict(False, message, ResultOutcome.ERROR, handed_on_void=True)
     passed = total == 0 and ok
+    ignored = (converter.dropped, converter.missing, below)
     return Verdict(
         passed,
-        _summary(total, len(findings), (converter.dropped, converter.missing, below), process, ok),
-        findings=tuple(findings),
+        _summary(total, kept.count, ignored, process, ok),
+        findings=kept.done(),
         file_hashes=converter.file_hashes,
     )
+
+
+HAND_ON_BATCH = 500
+"""Findings per batch handed on: a batch is read by the backend on a worker
+thread, and reading 10,000 at once would hold the GIL ~25 ms."""
+
+
+class _Kept:
+    """The findings a verdict keeps (at most ``limit``): collected and read
+    as contract findings at the end, or handed on in batches."""
+
+    def __init__(self, limit: int, hand_on: Callable[[list[FindingWire]], None] | None) -> None:
+        self._limit = limit
+        self._hand_on = hand_on
+        self._batch: list[FindingWire] = []
+        self._collected: list[FindingWire] = []
+        self.count = 0
+
+    def room(self) -> bool:
+        return self.count < self._limit
+
+    def add(self, finding: FindingWire) -> None:
+        self.count += 1
+        if self._hand_on is None:
+            self._collected.append(finding)
+            return
+        self._batch.append(finding)
+        if len(self._batch) >= HAND_ON_BATCH:
+            self._hand_on(self._batch)
+            self._batch = []
+
+    def done(self) -> tuple[Finding, ...]:
+        """What the verdict holds: every finding, or none when handed on
+        (the last batch goes now; an empty one is never sent)."""
+        if self._hand_on is None:
+            return findings_of(self._collected)
+        if self._batch:
+            self._hand_on(self._batch)
+            self._batch = []
+        return ()
 
 
 def _not_started(config: ValidationConfig, error: str) -> str:

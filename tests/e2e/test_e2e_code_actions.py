@@ -6,6 +6,7 @@ moved."""
 from __future__ import annotations
 
 import hashlib
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -48,7 +49,7 @@ def unused_import(resource: Resource, text: str = SOURCE) -> ValidationResult:
     shown = result(resource, "ruff", ValidationMode.REQUIRED, False, [flagged])
     return shown.model_copy(
         update={
-            "findings": (flagged.model_copy(update={"fixes": (fix,)}),),
+            "findings": (replace(flagged, fixes=(fix,)),),
             "file_hashes": {"a.py": hashlib.sha256(text.encode()).hexdigest()},
         }
     )

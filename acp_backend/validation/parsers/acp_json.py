@@ -5,11 +5,13 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from pydantic import ValidationError
+from pydantic import TypeAdapter, ValidationError
 
 from acp_backend.validation.config import ColumnUnit
 from acp_backend.validation.raw import OutputError, RawFinding, iter_lines
 from acp_client.models import Finding
+
+_FINDING = TypeAdapter(Finding)
 
 
 def parse_acp_json(text: str, unit: ColumnUnit | None) -> Iterator[RawFinding]:
@@ -17,7 +19,7 @@ def parse_acp_json(text: str, unit: ColumnUnit | None) -> Iterator[RawFinding]:
         if not line.strip():
             continue
         try:
-            finding = Finding.model_validate_json(line)
+            finding = _FINDING.validate_json(line)
         except ValidationError as exc:
             problem = exc.errors()[0]
             where = ".".join(str(part) for part in problem["loc"])

@@ -26,6 +26,9 @@ def parse_pattern(
     continuation_lines: bool = False,
 ) -> Iterator[RawFinding]:
     column_base = 1 if one_based_columns else 0
+    codes_in_message = (
+        pattern.pattern == DEFAULT_PATTERN.pattern
+    )  # equal, not identical, once pickled
     pending: RawFinding | None = None
     extra: list[str] = []
     for line in iter_lines(text):
@@ -37,16 +40,20 @@ def parse_pattern(
             pending, extra = None, []
         match = pattern.search(line)
         if match is not None:
-            pending = _finding(match, line, unit or ColumnUnit.CODE_POINTS, column_base)
+            pending = _finding(
+                match, line, unit or ColumnUnit.CODE_POINTS, column_base, codes_in_message
+            )
     if pending is not None:
         yield _with_continuation(pending, extra)
 
 
-def _finding(match: re.Match[str], line: str, unit: ColumnUnit, column_base: int) -> RawFinding:
+def _finding(
+    match: re.Match[str], line: str, unit: ColumnUnit, column_base: int, codes_in_message: bool
+) -> RawFinding:
     found = match.groupdict()
     message = (found.get("message") or line).strip()
     code = found.get("code") or None
-    if match.re.pattern == DEFAULT_PATTERN.pattern:  # equal, not identical, once pickled
+    if codes_in_message:  # the default pattern: ``message  [code]``
         message, code = _split_code(message)
     start_line = _number(found.get("line"), 1)
     end_column = _number(found.get("end_column"), column_base)

@@ -1,9 +1,18 @@
-"""Marks (``lsp_server.marks``) -> LSP diagnostics, as wire dicts.
+"""Marks (``lsp_server.marks``) -> LSP diagnostics, as JSON text.
 
-One converter: the diagnostic is built as the JSON the editor receives, and
-a push sends it as is (no lsprotocol object, no cattrs pass: a 370-finding
-save spent most of its publish there; ADR 0015). Where pygls needs objects
-(pull reports, code actions), ``as_objects`` structures the same dicts.
+One converter: a diagnostic is written as the JSON text the editor receives,
+and a push joins those texts as they are (no lsprotocol object, no cattrs
+pass: a 370-finding save spent most of its publish there; ADR 0015). No
+nested dicts for ``json.dumps`` either: the part a result's diagnostics
+share is written once per result, and a diagnostic costs its two columns
+and the escaping of its message and code, with the very function
+``json.dumps`` uses for a string (the text is the same, byte for byte).
+Where pygls needs objects (pull reports, code actions), ``as_objects``
+parses and structures the same text.
+
+The hot path takes a file's held results and finding indexes
+(``DiagnosticsStore.held``), not ``Mark`` objects: a 10,000-finding burst
+built one per finding for nothing.
 
 A finding's related places (SARIF ``relatedLocations``, extra locations,
 code flow steps) and its rule's documentation go out only to clients that
@@ -14,25 +23,23 @@ taking neither not even that.
 from __future__ import annotations
 
 import functools
+import json
 import string
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from typing import Any
+from json.encoder import encode_basestring_ascii as _string
 from urllib.parse import urlsplit
 
 from lsprotocol.converters import get_converter
 from lsprotocol.types import Diagnostic, PositionEncodingKind
 
-from acp_client.models import MAX_POSITION, Finding, Location, RelatedLocation
-from lsp_server.marks import ConfigMark, Mark, Severity
-from lsp_server.positions import Lines, convert
+from acp_client.models import MAX_POSITION, Finding, Location, RelatedLocation, ValidationResult
+from lsp_server.marks import ConfigMark, Severity, severity_for, spots
+from lsp_server.positions import Lines, column, line_at
 from lsp_server.roots import DECLARATION_FILE
 
 CONFIG_SOURCE = DECLARATION_FILE
 """The ``source`` of the diagnostic that says the declaration file is broken."""
-
-Wire = dict[str, Any]
-"""A JSON-ready LSP structure, keys as on the wire (camelCase, no nulls)."""
 
 _converter = get_converter()
 
@@ -49,56 +56,83 @@ class Links:
     code_description: bool
 
 
-def to_diagnostic(
-    mark: Mark,
+def diagnostics(
+    result: ValidationResult,
+    indexes: Iterable[int | None],
     lines: Lines | None,
     encoding: PositionEncodingKind | str,
     links: Links | None = None,
-) -> Wire:
-    """The LSP diagnostic for ``mark``, columns converted against ``lines``."""
-    result = mark.result
-    wire: Wire = {
-        "range": _range(mark.location, mark.anchored, lines, encoding),
-        "severity": int(mark.severity),
-        "source": result.validation,
-        "message": mark.message,
-        "data": {
-            "result_id": result.id,
-            "run_id": result.run_id,
-            "plan_id": result.plan_id,
-            "resource_id": result.resource_id,
-            "validation": result.validation,
-            "finding": mark.finding,
-        },
+) -> list[str]:
+    """The diagnostics of the result's findings at ``indexes`` (a file's, as
+    ``marks.placed`` lists them), columns converted against ``lines``."""
+    severity = severity_for(result.mode, result.passed)
+    assert severity is not None  # placed: only results that show something
+    ids = (result.id, result.run_id, result.plan_id, result.resource_id, result.validation)
+    head, data = _shared(ids, severity)
+    findings = result.findings
+    shown = []
+    for location, anchored, message, code, index in spots(result, indexes):
+        more = "" if code is None else f', "code": {_string(code)}'
+        if links is not None and index is not None:
+            more += _link(findings[index], links, encoding)
+        shown.append(
+            f'{{"range": {_range(location, anchored, lines, encoding)}{head}{_string(message)}'
+            f"{data}{'null' if index is None else index}}}{more}}}"
+        )
+    return shown
+
+
+_Ids = tuple[str, str, str | None, str, str]
+"""A result's id, run id, plan id, resource id and validation."""
+
+
+@functools.lru_cache(maxsize=64)
+def _shared(ids: _Ids, severity: Severity) -> tuple[str, str]:
+    """What every diagnostic of a result has, as text: what goes between its
+    range and its message, and its ``data`` up to the finding's index. Once
+    per result, not per file: a burst sends a result's findings to 1,000s
+    of files."""
+    result_id, run_id, plan_id, resource_id, validation = ids
+    data = {
+        "result_id": result_id,
+        "run_id": run_id,
+        "plan_id": plan_id,
+        "resource_id": resource_id,
+        "validation": validation,
+        "finding": None,
     }
-    if mark.code is not None:
-        wire["code"] = mark.code
-    if links is not None and mark.finding is not None:
-        _link(wire, result.findings[mark.finding], links, encoding)
-    return wire
+    return _head(severity, validation), f', "data": {json.dumps(data)[: -len("null}")]}'
 
 
-def _link(wire: Wire, finding: Finding, links: Links, encoding: PositionEncodingKind | str) -> None:
+def _head(severity: Severity, source: str) -> str:
+    """A diagnostic's text between its range and its message."""
+    return f', "severity": {int(severity)}, "source": {_string(source)}, "message": '
+
+
+def _link(finding: Finding, links: Links, encoding: PositionEncodingKind | str) -> str:
+    text = ""
     if links.code_description and finding.help_uri and _is_web_link(finding.help_uri):
-        wire["codeDescription"] = {"href": finding.help_uri}
+        text += f', "codeDescription": {{"href": {_string(finding.help_uri)}}}'
     if links.place is not None and finding.related:
         related = [_related(r, links.place, encoding) for r in finding.related]
         shown = [item for item in related if item is not None]
         if shown:
-            wire["relatedInformation"] = shown
+            text += f', "relatedInformation": [{", ".join(shown)}]'
+    return text
 
 
 def _related(
     related: RelatedLocation, place: Place, encoding: PositionEncodingKind | str
-) -> Wire | None:
+) -> str | None:
     found = place(related.location.path)
     if found is None:
         return None
     uri, lines = found
-    return {
-        "location": {"uri": uri, "range": _range(related.location, False, lines, encoding)},
-        "message": related.message,
-    }
+    return (
+        f'{{"location": {{"uri": {_string(uri)}, '
+        f'"range": {_range(related.location, False, lines, encoding)}}}, '
+        f'"message": {_string(related.message)}}}'
+    )
 
 
 _URI_CHARACTERS = frozenset(string.ascii_letters + string.digits + "-._~:/?#[]@!$&'()*+,;=%")
@@ -120,40 +154,42 @@ def _is_web_link(uri: str) -> bool:
 
 def config_diagnostic(
     mark: ConfigMark, lines: Lines | None, encoding: PositionEncodingKind | str
-) -> Wire:
-    wire: Wire = {
-        "range": _range(mark.location, mark.anchored, lines, encoding),
-        "severity": int(Severity.ERROR),
-        "source": CONFIG_SOURCE,
-        "message": mark.message,
-    }
+) -> str:
+    text = (
+        f'{{"range": {_range(mark.location, mark.anchored, lines, encoding)}'
+        f"{_head(Severity.ERROR, CONFIG_SOURCE)}{_string(mark.message)}"
+    )
     if mark.code is not None:
-        wire["code"] = mark.code
-    return wire
+        text += f', "code": {_string(mark.code)}'
+    return text + "}"
 
 
-def as_objects(wires: Iterable[Wire]) -> list[Diagnostic]:
-    """The lsprotocol diagnostics for wire dicts, for the paths pygls serialises."""
+def as_objects(texts: Iterable[str]) -> list[Diagnostic]:
+    """The lsprotocol diagnostics for diagnostics' JSON, for the paths pygls
+    serialises (parsed as one list: ``json.loads`` a diagnostic took nearly
+    twice as long)."""
+    wires = json.loads(f"[{', '.join(texts)}]")
     return [_converter.structure(wire, Diagnostic) for wire in wires]
 
 
 def _range(
     loc: Location, anchored: bool, lines: Lines | None, encoding: PositionEncodingKind | str
-) -> Wire:
-    end_line = loc.end_line if loc.end_line is not None else loc.line
-    if loc.end_character is not None:
-        end_character = loc.end_character
-    elif anchored and lines is not None and loc.line < len(lines):
-        end_character = len(lines[loc.line])  # the whole line it is anchored on
-    else:
-        end_character = min(loc.character + 1, MAX_POSITION)  # a point: one character wide
-    start = (loc.line, _clamped(convert(lines, loc.line, loc.character, encoding)))
-    end = max(start, (end_line, _clamped(convert(lines, end_line, end_character, encoding))))
-    return {
-        "start": {"line": start[0], "character": start[1]},
-        "end": {"line": end[0], "character": end[1]},
-    }
-
-
-def _clamped(column: int) -> int:
-    return min(column, MAX_POSITION)
+) -> str:
+    line, character = loc.line, loc.character
+    text = line_at(lines, line)
+    end_line = line if loc.end_line is None else loc.end_line
+    end_text = text if end_line == line else line_at(lines, end_line)
+    end_character = loc.end_character
+    if end_character is None:
+        if anchored and text is not None:
+            end_character = len(text)  # the whole line it is anchored on
+        else:
+            end_character = min(character + 1, MAX_POSITION)  # a point: one character wide
+    start = character if text is None else min(column(text, character, encoding), MAX_POSITION)
+    end = end_character if end_text is None else column(end_text, end_character, encoding)
+    if end_line < line or (end_line == line and end < start):
+        end_line, end = line, start
+    return (
+        f'{{"start": {{"line": {line}, "character": {start}}}, '
+        f'"end": {{"line": {end_line}, "character": {min(end, MAX_POSITION)}}}}}'
+    )

@@ -9,9 +9,9 @@ session owns the wire.
 from __future__ import annotations
 
 import hashlib
-import json
 from collections.abc import Callable, Collection
 from dataclasses import dataclass
+from json.encoder import encode_basestring_ascii as json_string
 
 from lsprotocol.types import (
     DocumentDiagnosticReport,
@@ -26,13 +26,11 @@ from lsprotocol.types import (
 from acp_client.models import ValidationResult
 from lsp_server.features.diagnostics.mapping import (
     Links,
-    Wire,
     as_objects,
     config_diagnostic,
-    to_diagnostic,
+    diagnostics,
 )
 from lsp_server.features.diagnostics.store import DiagnosticsStore
-from lsp_server.marks import Mark
 from lsp_server.positions import DiskText, Lines, split_lines
 from lsp_server.roots import FileKey, Roots, inside
 
@@ -64,25 +62,28 @@ class OpenDocument:
             )
         return self._digests
 
-    def computed_on(self, mark: Mark, path: str) -> bool:
-        """Whether ``mark`` was computed on this text (unknown: assume so)."""
-        digest = mark.result.file_hashes.get(path)
+    def computed_on(self, result: ValidationResult, path: str) -> bool:
+        """Whether ``result`` was computed on this text (unknown: assume so)."""
+        digest = result.file_hashes.get(path)
         return digest is None or digest in self.digests
 
 
 @dataclass(frozen=True, slots=True)
 class _Sent:
     """What a file's last publish was: its diagnostics by digest only (the
-    wire dicts of 100,000 diagnostics held ~130 MB for a comparison)."""
+    wire dicts of 100,000 diagnostics held ~130 MB for a comparison). The
+    digest is the text's ``hash``: SipHash with a key random per process,
+    64 bits on 64-bit builds (a chance collision, 1 in 2**64, would skip
+    one publish); a blake2b of the encoded text cost five times as much."""
 
     uri: str
     version: int | None
-    digest: bytes
+    digest: int
 
 
 def _params_json(uri: str, version: int | None, diagnostics: str) -> str:
-    head = {"uri": uri} if version is None else {"uri": uri, "version": version}
-    return f'{json.dumps(head)[:-1]}, "diagnostics": {diagnostics}}}'
+    version_json = "" if version is None else f', "version": {version}'
+    return f'{{"uri": {json_string(uri)}{version_json}, "diagnostics": {diagnostics}}}'
 
 
 class Presenter:
@@ -146,18 +147,19 @@ class Presenter:
 
     # --- what to send ------------------------------------------------------
 
-    def diagnostics(self, key: FileKey) -> list[Wire]:
-        """The file's diagnostics against the text the editor has. A mark
-        computed on other text than an open buffer's (another validation
-        re-ran after an edit, this one not yet) is held back until its own
-        validation reports again: placed on the new text it would be wrong."""
+    def diagnostics(self, key: FileKey) -> list[str]:
+        """The file's diagnostics (JSON text) against the text the editor
+        has. A mark computed on other text than an open buffer's (another
+        validation re-ran after an edit, this one not yet) is held back until
+        its own validation reports again: placed on the new text it would be
+        wrong."""
         lines = self._lines(key)
         document = self._open.get(key)
-        marks = self.store.marks(key)
-        if document is not None:
-            marks = [mark for mark in marks if document.computed_on(mark, key[1])]
         links = self._links(key[0])
-        shown = [to_diagnostic(mark, lines, self.encoding, links) for mark in marks]
+        shown: list[str] = []
+        for result, indexes in self.store.held(key):
+            if document is None or document.computed_on(result, key[1]):
+                shown += diagnostics(result, indexes, lines, self.encoding, links)
         config_error = self.store.config_error(key)
         if config_error is not None:
             shown.append(config_diagnostic(config_error, lines, self.encoding))
@@ -174,13 +176,12 @@ class Presenter:
             return []
         document = self._open.get(key)
         version = document.version if document else None
-        diagnostics = json.dumps(self.diagnostics(key))
-        digest = hashlib.blake2b(diagnostics.encode(), digest_size=16).digest()
-        sent = _Sent(uri, version, digest)
+        shown = f"[{', '.join(self.diagnostics(key))}]"
+        sent = _Sent(uri, version, hash(shown))
         if sent == before:
             return []
         self._sent[key] = sent
-        params = [_params_json(uri, version, diagnostics)]
+        params = [_params_json(uri, version, shown)]
         if before is not None and before.uri != uri:
             params.insert(0, _params_json(before.uri, None, "[]"))
         return params
@@ -268,4 +269,4 @@ class Presenter:
         return None if uri is None or lines is None else (uri, lines)
 
     def _is_stale(self, key: FileKey, document: OpenDocument) -> bool:
-        return any(not document.computed_on(mark, key[1]) for mark in self.store.marks(key))
+        return any(not document.computed_on(result, key[1]) for result, _ in self.store.held(key))

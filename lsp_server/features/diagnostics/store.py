@@ -9,26 +9,30 @@ Beside the validations' marks, each resource has at most one error of its
 
 A file holds the indexes of its findings in the validation's result they
 came from, not marks: taking in a 10,000-finding result is one cheap pass on
-the event loop, and marks are built a file at a time when that file is sent
-(ADR 0015). A partial result (a save's run of a ``{files}`` validation, ADR
-0017) replaces the marks of the files its run covered only; the other files
-keep theirs, on the earlier result they came from, and are not sent again.
+the event loop, and a file's diagnostics are written from those indexes
+when that file is sent (``held``; no ``Mark`` each, ADR 0015). A partial
+result (a save's run of a ``{files}`` validation, ADR 0017) replaces the
+marks of the files its run covered only; the other files keep theirs, on
+the earlier result they came from, and are not sent again.
 """
 
 from __future__ import annotations
 
-from collections.abc import Collection, Iterable
+from collections.abc import Collection, Iterable, Sequence
 
 from acp_client.models import Finding, ResultOutcome, ValidationResult
 from lsp_server.marks import ConfigMark, Mark, Placed, anchor_of, config_mark, mark_at, placed
 from lsp_server.roots import FileKey
 
-_Held = tuple[ValidationResult, list[int | None]]  # a result, the indexes of its findings shown
+Held = tuple[ValidationResult, Sequence[int | None]]  # a result, the indexes of its findings shown
+_Entry = tuple[str, ValidationResult, Sequence[int | None]]  # the validation's, in one file
 
 
 class DiagnosticsStore:
     def __init__(self) -> None:
-        self._marks: dict[FileKey, dict[str, _Held]] = {}  # by validation
+        # A file's entries, one a validation: a tuple, not a dict by validation
+        # (~13 bytes of heap a finding held less; a file has few validations).
+        self._marks: dict[FileKey, tuple[_Entry, ...]] = {}
         self._latest: dict[tuple[str, str], ValidationResult] = {}
         self._applied: dict[tuple[str, str], int] = {}  # when each slot's result came in
         self._files_of: dict[tuple[str, str], set[FileKey]] = {}
@@ -65,10 +69,7 @@ class DiagnosticsStore:
         touched = self._files_of.pop(slot, set())
         for key in touched:
             self._drop(key, result.validation)
-        grouped: Placed = placed(result)
-        added = {(scope, path) for path in grouped}
-        for path, indexes in grouped.items():
-            self._marks.setdefault((scope, path), {})[result.validation] = (result, indexes)
+        added = self._hold(scope, result, placed(result))
         if added:
             self._files_of[slot] = added
         changed = touched | added
@@ -108,9 +109,7 @@ class DiagnosticsStore:
         grouped = placed(result)
         if not result.findings and files:
             grouped.pop(anchor, None)  # it still fails on the other files: no "passed" note
-        added = {(scope, path) for path in grouped}
-        for path, indexes in grouped.items():
-            self._marks.setdefault((scope, path), {})[result.validation] = (result, indexes)
+        added = self._hold(scope, result, grouped)
         if files | added:
             self._files_of[slot] = files | added
         changed = dropped | added
@@ -165,15 +164,15 @@ class DiagnosticsStore:
 
     def clear_file(self, key: FileKey) -> bool:
         """Forget every mark on one file (``clearOnEdit``); True if any was shown."""
-        by_validation = self._marks.pop(key, {})
-        for validation in by_validation:
+        entries = self._marks.pop(key, ())
+        for validation, _, _ in entries:
             files = self._files_of.get((key[0], validation))
             if files is not None:
                 files.discard(key)
         had_config_error = self.config_error(key) is not None
         if had_config_error:
             del self._config_errors[key[0]]
-        if not by_validation and not had_config_error:
+        if not entries and not had_config_error:
             return False
         self._bump({key})
         return True
@@ -186,13 +185,14 @@ class DiagnosticsStore:
         """Resources with results or an ``acp.toml`` error held."""
         return {slot[0] for slot in self._latest} | set(self._config_errors)
 
+    def held(self, key: FileKey) -> list[Held]:
+        """The file's results, each with the indexes of its findings shown
+        there: what ``mapping.diagnostics`` converts without a ``Mark`` each."""
+        return [(result, indexes) for _, result, indexes in self._marks.get(key, ())]
+
     def marks(self, key: FileKey) -> list[Mark]:
-        by_validation = self._marks.get(key, {})
-        return [
-            mark_at(result, index)
-            for result, indexes in by_validation.values()
-            for index in indexes
-        ]
+        """The file's marks, whole (for readers that want them; sending uses ``held``)."""
+        return [mark_at(result, index) for result, indexes in self.held(key) for index in indexes]
 
     def latest(
         self,
@@ -211,9 +211,9 @@ class DiagnosticsStore:
         if result_id is None or (latest is not None and latest.id == result_id):
             return latest
         for key in self._files_of.get((scope, validation), ()):
-            held = self._marks.get(key, {}).get(validation)
-            if held is not None and held[0].id == result_id:
-                return held[0]
+            for entry in self._marks.get(key, ()):
+                if entry[0] == validation and entry[1].id == result_id:
+                    return entry[1]
         return None
 
     def version(self, key: FileKey) -> int:
@@ -223,12 +223,27 @@ class DiagnosticsStore:
         """Every file that has had marks, emptied ones included."""
         return list(self._versions)
 
+    def _hold(self, scope: str, result: ValidationResult, grouped: Placed) -> set[FileKey]:
+        """Hold the result's findings in each file it places them in; return
+        those files. One key tuple a file for every map that holds the file
+        (a second copy was ~6 bytes a finding held)."""
+        added: set[FileKey] = set()
+        validation = result.validation
+        for path, indexes in grouped.items():
+            key = (scope, path)
+            kept = [entry for entry in self._marks.get(key, ()) if entry[0] != validation]
+            self._marks[key] = (*kept, (validation, result, indexes))
+            added.add(key)
+        return added
+
     def _drop(self, key: FileKey, validation: str) -> None:
-        by_validation = self._marks.get(key)
-        if by_validation is None:
+        entries = self._marks.get(key)
+        if entries is None:
             return
-        by_validation.pop(validation, None)
-        if not by_validation:
+        kept = tuple(entry for entry in entries if entry[0] != validation)
+        if kept:
+            self._marks[key] = kept
+        else:
             del self._marks[key]
 
     def _bump(self, keys: Iterable[FileKey]) -> None:

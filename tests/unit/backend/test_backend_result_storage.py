@@ -65,10 +65,21 @@ async def test_a_stored_result_is_written_once_and_delivered_in_full(
     assert row["result_id"] == result.id
     assert json.loads(row["params"])["result"] is None
     assert "finding 49" not in row["params"]
-    assert row["bytes"] > len(result.model_dump_json())  # counted with its result
+    assert row["bytes"] > len(result.model_dump_json(exclude_defaults=True))  # with its result
     (delivered,) = [n for n in await replay(events) if n["method"] == "validation.result"]
     assert delivered == published.to_notification()  # the wire format is unchanged
     assert list(delivered["params"]) == list(published.to_notification()["params"])
+
+
+def test_a_stored_result_leaves_out_defaults_and_reads_back_whole(
+    store: Store, resource_id: str
+) -> None:
+    result = with_findings(make_result(resource_id, "ruff"), 3)
+    store.insert_result(result)
+    (row,) = store.query("SELECT body FROM validation_results WHERE id = ?", (result.id,))
+    # A finding's unset fields were more than half of a result's bytes.
+    assert "help_uri" not in row["body"] and "null" not in row["body"]
+    assert ValidationResult.model_validate_json(row["body"]) == result
 
 
 async def test_a_result_that_was_not_stored_travels_inside_its_event(

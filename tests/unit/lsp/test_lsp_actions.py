@@ -5,6 +5,7 @@ and the resource's plans."""
 from __future__ import annotations
 
 import dataclasses
+from dataclasses import replace
 from datetime import UTC, datetime
 
 from lsprotocol import types
@@ -25,8 +26,8 @@ from lsp_server.features.code_actions.listing import (
     DocumentView,
     list_actions,
 )
-from lsp_server.features.diagnostics.mapping import as_objects, to_diagnostic
-from lsp_server.marks import marks_for
+from lsp_server.features.diagnostics.mapping import as_objects, diagnostics
+from lsp_server.marks import placed
 from tests.unit.lsp.lsp_factories import finding, result
 
 NOW = datetime(2026, 1, 1, tzinfo=UTC)
@@ -40,7 +41,7 @@ def fix(description: str = "Remove unused import") -> FindingFix:
 def unused_import(*fixes: FindingFix) -> ValidationResult:
     flagged = finding("a.py", 0, 7, "`os` imported but unused", end_line=0, end_character=9)
     other = finding("a.py", 3, 0, "undefined name", end_line=3, end_character=4)
-    return result("ruff", findings=[flagged.model_copy(update={"fixes": fixes}), other])
+    return result("ruff", findings=[replace(flagged, fixes=fixes), other])
 
 
 def plan(state: PlanState, paths: tuple[str, ...] = ("a.py",), reason: str | None = None) -> Plan:
@@ -65,17 +66,15 @@ def view(
     sandbox: bool = False,
 ) -> DocumentView:
     latest = {(r.resource_id, r.validation): r for r in results}
-    diagnostics = as_objects(
-        to_diagnostic(mark, None, "utf-16")
-        for r in results
-        for mark in marks_for(r).get("a.py", [])
+    shown = as_objects(
+        text for r in results for text in diagnostics(r, placed(r).get("a.py", []), None, "utf-16")
     )
     return DocumentView(
         uri="file:///r/a.py",
         resource_id="R",
         path="a.py",
         sandbox=sandbox,
-        diagnostics=diagnostics,
+        diagnostics=shown,
         latest=lambda resource, validation, _, result_id: shown_as(
             latest.get((resource, validation)), result_id
         ),

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from datetime import UTC, datetime, timedelta, timezone
 
 from lsprotocol.types import MarkupKind
@@ -106,8 +107,8 @@ def test_times_are_shown_in_utc() -> None:
 
 
 def test_rules_without_a_link_or_with_an_unsafe_one_are_not_links() -> None:
-    bare = NMAE.model_copy(update={"help_uri": None, "rule_description": None})
-    unsafe = NMAE.model_copy(update={"help_uri": "command:workbench.action.quit"})
+    bare = replace(NMAE, help_uri=None, rule_description=None)
+    unsafe = replace(NMAE, help_uri="command:workbench.action.quit")
     nameless = Finding(message="m", help_uri="https://example.test/rule")
     nothing = Finding(message="m")
     texts = []

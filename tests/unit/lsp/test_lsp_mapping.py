@@ -1,3 +1,5 @@
+import json
+
 import pytest
 from lsprotocol.converters import get_converter
 from lsprotocol.types import Diagnostic
@@ -6,27 +8,35 @@ from lsprotocol.types import PositionEncodingKind as Enc
 
 from acp_client.models import Finding, Location, RelatedLocation, ValidationMode
 from lsp_server.features.diagnostics import mapping
-from lsp_server.marks import ConfigMark, Mark, config_mark, marks_for, severity_for
+from lsp_server.marks import ConfigMark, Mark, config_mark, marks_for, placed, severity_for
 from tests.unit.lsp.lsp_factories import finding, result
 
 REQ, INFO = ValidationMode.REQUIRED, ValidationMode.INFORMATIONAL
 CONVERTER = get_converter()
 
 
+def text_of(
+    mark: Mark, lines: list[str] | None, encoding: Enc, links: mapping.Links | None = None
+) -> str:
+    """The JSON of one mark's diagnostic."""
+    (text,) = mapping.diagnostics(mark.result, (mark.finding,), lines, encoding, links)
+    return text
+
+
 def to_diagnostic(
     mark: Mark, lines: list[str] | None, encoding: Enc, links: mapping.Links | None = None
 ) -> Diagnostic:
-    """The wire dict, read back as lsprotocol reads it: it must be valid LSP,
-    and exactly what pygls itself would have sent for that diagnostic."""
-    wire = mapping.to_diagnostic(mark, lines, encoding, links)
-    (diagnostic,) = mapping.as_objects([wire])
-    assert CONVERTER.unstructure(diagnostic) == wire
+    """The diagnostic's JSON, read back as lsprotocol reads it: it must be
+    valid LSP, and exactly what pygls itself would have sent for it."""
+    text = text_of(mark, lines, encoding, links)
+    (diagnostic,) = mapping.as_objects([text])
+    assert CONVERTER.unstructure(diagnostic) == json.loads(text)
     return diagnostic
 
 
 def config_diagnostic(mark: ConfigMark, lines: list[str] | None, encoding: Enc) -> Diagnostic:
-    (diagnostic,) = mapping.as_objects([wire := mapping.config_diagnostic(mark, lines, encoding)])
-    assert CONVERTER.unstructure(diagnostic) == wire
+    (diagnostic,) = mapping.as_objects([text := mapping.config_diagnostic(mark, lines, encoding)])
+    assert CONVERTER.unstructure(diagnostic) == json.loads(text)
     return diagnostic
 
 
@@ -53,6 +63,18 @@ def test_tool_severity_hint_does_not_decide() -> None:
 
 def test_required_pass_shows_nothing_even_with_findings() -> None:
     assert marks_for(result(mode=REQ, passed=True, findings=[finding("a.py")])) == {}
+
+
+def test_the_indexes_held_per_file_are_compact() -> None:
+    """Held as long as a result is shown: no int object per finding (~45
+    bytes a finding at 100,000 of them). Adjacent ones are a range."""
+    findings = [finding(f"m{n // 300}.py", n % 300) for n in range(600)]
+    findings += [finding("x.py"), finding("y.py"), finding("x.py")]
+    shown = placed(result(findings=findings))
+    assert shown["m0.py"] == range(300) and shown["m1.py"] == range(300, 600)
+    assert list(shown["x.py"]) == [600, 602] and not isinstance(shown["x.py"], list)
+    assert list(shown["y.py"]) == [601]
+    assert placed(result(mode=INFO, passed=True)) == {"acp.toml": [None]}
 
 
 def test_findings_grouped_by_file() -> None:
@@ -84,6 +106,58 @@ def test_diagnostic_fields_and_utf16_range() -> None:
     assert diagnostic.source == "ruff" and diagnostic.code == "F401"
     assert diagnostic.data["result_id"] == r.id and diagnostic.data["run_id"] == r.run_id
     assert (diagnostic.range.start.character, diagnostic.range.end.character) == (11, 12)
+
+
+TRICKY = 'say "hi" \\ C:\\x\n\t\x00\x1f é 😀 \ud800 \u2028 </script>'
+
+
+def test_the_text_is_what_json_dumps_writes_byte_for_byte() -> None:
+    """Written by hand, yet exactly ``json.dumps`` of the same content:
+    escapes, non-ASCII, a lone surrogate, ``null`` plan id, every field."""
+    related = (
+        RelatedLocation(location=Location(path="a.py", line=0, character=1), message=TRICKY),
+    )
+    found = Finding(
+        location=Location(path="a.py", line=0, character=2),
+        message=TRICKY,
+        code=TRICKY,
+        help_uri="https://example.org/R1",
+        related=related,
+    )
+    for plan_id in (None, 'p"1'):
+        r = result(TRICKY, findings=[found], plan_id=plan_id)
+        mark = marks_for(r)["a.py"][0]
+        links = mapping.Links(lambda path: (f"file:///{TRICKY}", ["é😀x"]), True)
+        text = text_of(mark, ["é😀x"], Enc.Utf16, links)
+        assert text == json.dumps(json.loads(text))
+        assert json.loads(text)["data"] == {
+            "result_id": r.id,
+            "run_id": r.run_id,
+            "plan_id": plan_id,
+            "resource_id": "R",
+            "validation": TRICKY,
+            "finding": 0,
+        }
+        to_diagnostic(mark, ["é😀x"], Enc.Utf16, links)  # and valid LSP
+    passed = result("notes", mode=INFO, passed=True, message=TRICKY)
+    (own,) = marks_for(passed)["acp.toml"]
+    assert json.loads(text := text_of(own, None, Enc.Utf16))["data"]["finding"] is None
+    assert text == json.dumps(json.loads(text))
+    error = config_mark(
+        Finding(
+            location=Location(path="acp.toml", line=0, character=0), message=TRICKY, code=TRICKY
+        )
+    )
+    assert (text := mapping.config_diagnostic(error, None, Enc.Utf16)) == json.dumps(
+        json.loads(text)
+    )
+
+
+def test_a_column_on_a_line_the_text_does_not_have_stays_in_code_points() -> None:
+    mark = marks_for(result(findings=[finding("a.py", 5, 7)]))["a.py"][0]
+    for lines in (None, ["😀😀😀😀😀😀😀😀"]):
+        diagnostic = to_diagnostic(mark, lines, Enc.Utf16)
+        assert (diagnostic.range.start.character, diagnostic.range.end.character) == (7, 8)
 
 
 def test_point_finding_is_one_character_wide() -> None:
@@ -161,7 +235,8 @@ def test_no_related_information_unless_the_client_takes_it_or_a_place_is_left() 
     untaken = mapping.Links(None, True)
     assert to_diagnostic(linked(), ["x"], Enc.Utf16, untaken).related_information is None
     nowhere = mapping.Links(lambda path: None, False)
-    assert "relatedInformation" not in mapping.to_diagnostic(linked(), ["x"], Enc.Utf16, nowhere)
+    text = text_of(linked(), ["x"], Enc.Utf16, nowhere)
+    assert "relatedInformation" not in json.loads(text)
 
 
 @pytest.mark.parametrize(

@@ -1,9 +1,10 @@
+import os
 from pathlib import Path
 
 import pytest
 from lsprotocol.types import PositionEncodingKind as Enc
 
-from lsp_server.positions import DiskText, code_points, column, convert, split_lines
+from lsp_server.positions import DiskText, code_points, column, line_at, split_lines
 
 # "x = '😀中' # bad": the emoji is 2 UTF-16 units and 4 UTF-8 bytes, 中 is 1 and 3.
 LINE = "x = '😀中' # bad"
@@ -52,14 +53,26 @@ def test_column_clamped_to_line_end() -> None:
     assert column("中", 5, Enc.Utf8) == 3
 
 
-def test_unknown_line_keeps_code_points() -> None:
-    assert convert(None, 0, 7, Enc.Utf16) == 7
-    assert convert(["a"], 3, 7, Enc.Utf16) == 7
-    assert convert(["😀x"], 0, 1, Enc.Utf16) == 2
+def test_a_line_past_the_text_is_unknown() -> None:
+    assert line_at(None, 0) is None
+    assert line_at(["a"], 1) is None
+    assert line_at(["a", "😀x"], 1) == "😀x"
+
+
+@pytest.mark.parametrize(
+    ("line", "expected"),
+    [("é = 1", [0, 1, 2, 3, 4, 5, 5]), ("😀é😀", [0, 2, 3, 5, 5]), ("\ud83d\ude00", [0, 1, 2, 2])],
+)
+def test_utf16_columns_of_bmp_astral_and_lone_surrogates(line: str, expected: list[int]) -> None:
+    """The ASCII shortcut must not catch these: a BMP line counts one unit a
+    character, an astral one two, a lone surrogate (text decoded with
+    ``surrogateescape`` upstream) one."""
+    assert [column(line, n, Enc.Utf16) for n in range(len(expected))] == expected
 
 
 def test_split_lines_only_on_lsp_line_breaks() -> None:
     assert split_lines("a\r\nb\rc\nd\u2028e") == ["a", "b", "c", "d\u2028e"]
+    assert split_lines("a\nb\u2028c\x0c\x85d\n") == ["a", "b\u2028c\x0c\x85d", ""]  # no \r
 
 
 def test_disk_text_rereads_after_change(tmp_path: Path) -> None:
@@ -70,3 +83,39 @@ def test_disk_text_rereads_after_change(tmp_path: Path) -> None:
     path.write_text("one\ntwo 😀\n")
     assert disk.lines(str(path)) == ["one", "two 😀", ""]
     assert disk.lines(str(tmp_path / "missing.py")) is None
+
+
+def rewrite_keeping_stamp(path: Path, text: str) -> None:
+    """New content, same (mtime, size): only a cached copy still shows the old."""
+    before = path.stat()
+    path.write_text(text)
+    assert path.stat().st_size == before.st_size
+    os.utime(path, ns=(before.st_atime_ns, before.st_mtime_ns))
+
+
+def test_disk_text_is_bounded_by_size(tmp_path: Path) -> None:
+    small, other, large = (tmp_path / name for name in ("s.py", "o.py", "l.py"))
+    small.write_text("a" * 1000)  # each ~1.2 KB of heap as lines
+    other.write_text("b" * 1000)
+    large.write_text("c" * 5000)
+    disk = DiskText(capacity=3000)  # room for the two small files, not a third
+    assert disk.lines(str(small)) == ["a" * 1000] and disk.lines(str(other)) == ["b" * 1000]
+    assert disk.lines(str(large)) == ["c" * 5000]  # read, not kept: larger than the cache
+    rewrite_keeping_stamp(small, "A" * 1000)
+    rewrite_keeping_stamp(other, "B" * 1000)
+    assert disk.lines(str(small)) == ["a" * 1000]  # still cached
+    assert disk.lines(str(other)) == ["b" * 1000]
+    disk.lines(str(small))  # the most recent now: "o.py" goes first
+    third = tmp_path / "t.py"
+    third.write_text("t" * 1000)
+    disk.lines(str(third))
+    assert disk.lines(str(other)) == ["B" * 1000]  # evicted, read again
+
+
+def test_disk_text_of_an_empty_file_a_directory_and_bad_utf8(tmp_path: Path) -> None:
+    (tmp_path / "empty.py").write_bytes(b"")
+    (tmp_path / "bad.py").write_bytes(b"a\xff\r\nb")
+    disk = DiskText()
+    assert disk.lines(str(tmp_path / "empty.py")) == [""]
+    assert disk.lines(str(tmp_path)) is None
+    assert disk.lines(str(tmp_path / "bad.py")) == ["a\ufffd", "b"]

@@ -181,3 +181,18 @@ def test_a_partial_result_the_store_cannot_continue_asks_for_a_listing() -> None
     assert store.apply_partial(informational, ("a.py",), shown.id) is None  # mode changed
     assert store.apply_partial(result("lint", at=1), ("a.py",), "x") == set()  # superseded
     assert messages(store, B) == ["b1"]
+
+
+def test_a_partial_result_with_findings_beyond_its_files_replaces_them_there() -> None:
+    """A checker run on a.py reports b.py too (mypy follows imports): b.py
+    then shows that run's findings once, beside the other validation's."""
+    store = DiagnosticsStore()
+    full = result("types", findings=[finding("a.py", message="a1"), finding("b.py", message="b1")])
+    store.apply(full)
+    store.apply(result("lint", findings=[finding("b.py", message="lint")]))
+    saved = result("types", findings=[finding("a.py", message="a2"), finding("b.py", message="b2")])
+    assert store.apply_partial(saved, ("a.py",), full.id) == {A, B}
+    assert messages(store, A) == ["a2"] and messages(store, B) == ["b2", "lint"]
+    assert store.latest("R", "types", result_id=full.id) is None  # nothing shows it any more
+    assert store.clear_file(B) and messages(store, B) == []
+    assert store.latest("R", "types", result_id=saved.id) is saved

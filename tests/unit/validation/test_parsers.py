@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from acp_backend.validation.config import ColumnUnit
-from acp_backend.validation.locations import FindingConverter
+from acp_backend.validation.locations import FindingConverter, findings_of
 from acp_backend.validation.parsers import parse_output
 from acp_backend.validation.raw import OutputError, RawFinding
 from acp_backend.validation.runner import Ending, ProcessOutcome
@@ -25,10 +25,10 @@ SAMPLE = (SOURCES / "unicode_sample.py").read_text(encoding="utf-8").splitlines(
 SARIF = declared('format = "sarif"')
 
 
-def findings_of(config_body: str, stdout: str, root: Path = SOURCES) -> list[Finding]:
+def parsed(config_body: str, stdout: str, root: Path = SOURCES) -> tuple[Finding, ...]:
     converter = FindingConverter(str(root))
     raws = parse_output(declared(config_body), stdout, "")
-    return [converter.convert(raw) for raw in raws if converter.admits(raw)]
+    return findings_of([converter.convert(raw) for raw in raws if converter.admits(raw)])
 
 
 def covered(finding: Finding, lines: list[str]) -> str:
@@ -48,7 +48,7 @@ def relocated_ruff_sarif() -> str:
 
 class TestRuffSarif:
     def test_findings_land_on_the_characters_ruff_means(self) -> None:
-        findings = findings_of('format = "sarif"', relocated_ruff_sarif())
+        findings = parsed('format = "sarif"', relocated_ruff_sarif())
         by_code = {(f.code, f.location.line if f.location else -1): f for f in findings}
         assert sorted(by_code) == [("E402", 2), ("E501", 0), ("E702", 2), ("E702", 3), ("F401", 2)]
         # Line 3 has an emoji and two CJK characters before these, line 4 an emoji and two CJK.
@@ -61,7 +61,7 @@ class TestRuffSarif:
         assert f401.severity is SeverityHint.ERROR and f401.message == "`os` imported but unused"
 
     def test_findings_carry_the_rule_s_help_link_and_description(self) -> None:
-        findings = findings_of('format = "sarif"', relocated_ruff_sarif())
+        findings = parsed('format = "sarif"', relocated_ruff_sarif())
         by_code = {f.code: f for f in findings}
         semicolon, unused = by_code["E702"], by_code["F401"]
         assert semicolon.help_uri == (
@@ -75,7 +75,7 @@ class TestRuffSarif:
     def test_ruff_counts_code_points_so_utf16_would_be_wrong(self) -> None:
         # The known-tools table matters: read as the specification's default
         # (UTF-16), ruff's columns land one character early after an emoji.
-        wrong = findings_of('format = "sarif"\ncolumns = "utf-16"', relocated_ruff_sarif())
+        wrong = parsed('format = "sarif"\ncolumns = "utf-16"', relocated_ruff_sarif())
         f401 = next(f for f in wrong if f.code == "F401")
         assert covered(f401, SAMPLE) != "os"
 
@@ -92,7 +92,7 @@ class TestMypyPattern:
     def test_the_default_pattern_reads_mypy(self) -> None:
         output = (FIXTURES / "mypy.txt").read_text(encoding="utf-8")
         lines = (SOURCES / "mypy_sample.py").read_text(encoding="utf-8").splitlines()
-        findings = findings_of('format = "pattern"', output)
+        findings = parsed('format = "pattern"', output)
         assert [(f.code, f.severity) for f in findings] == [
             ("assignment", SeverityHint.ERROR),
             ("no-any-return", SeverityHint.ERROR),
@@ -110,7 +110,7 @@ class TestMypyPattern:
     def test_gnu_lines_without_columns_or_with_zero_based_ones(self, tmp_path: Path) -> None:
         (tmp_path / "a.py").write_text("a\nb\nc\n")
         output = "a.py:3: error: no column\nnoise line\na.py:2:0: warning: zero-based\n"
-        findings = findings_of('format = "pattern"\none_based_columns = false', output, tmp_path)
+        findings = parsed('format = "pattern"\none_based_columns = false', output, tmp_path)
         assert [(f.location.line, f.location.character) for f in findings if f.location] == [
             (2, 0),
             (1, 0),
@@ -123,7 +123,7 @@ class TestMypyPattern:
         byte = len(line[: line.index("y")].encode("utf-8")) + 1  # 1-based, as gcc counts
         pattern = r"^(?P<path>[^ ]+) line (?P<line>\d+) byte (?P<column>\d+) (?P<message>.*)$"
         body = f'format = "pattern"\npattern = \'{pattern}\'\ncolumns = "bytes"'
-        (finding,) = findings_of(body, f"m.c line 1 byte {byte} 'y' undeclared\n", tmp_path)
+        (finding,) = parsed(body, f"m.c line 1 byte {byte} 'y' undeclared\n", tmp_path)
         assert finding.location is not None
         assert line[finding.location.character] == "y"
         assert finding.message == "'y' undeclared" and finding.code is None
@@ -132,7 +132,7 @@ class TestMypyPattern:
 class TestSarifFormat:
     def test_column_kind_unicode_code_points(self) -> None:
         text = (FIXTURES / "code_points.sarif").read_text(encoding="utf-8")
-        findings = findings_of('format = "sarif"', text)
+        findings = parsed('format = "sarif"', text)
         assert [f.code for f in findings] == ["HW001", "HW002", "HW005"]  # pass, suppressed: no
         assigned, imported, project = findings
         assert covered(assigned, SAMPLE) == "count"
@@ -148,7 +148,7 @@ class TestSarifFormat:
         utf16 = len(line[:start].encode("utf-16-le")) // 2
         assert utf16 != start
         log = sarif_log("unicode_sample.py", 4, utf16 + 1, utf16 + 6, tool="other-linter")
-        (finding,) = findings_of('format = "sarif"', log)
+        (finding,) = parsed('format = "sarif"', log)
         assert covered(finding, SAMPLE) == "count"
 
     def test_uri_base_ids_resolve_against_their_base(self) -> None:
@@ -157,7 +157,7 @@ class TestSarifFormat:
         run["originalUriBaseIds"] = {"SRC": {"uri": path_to_uri(str(SOURCES)) + "/"}}
         location = run["results"][0]["locations"][0]["physicalLocation"]["artifactLocation"]
         location["uriBaseId"] = "SRC"
-        (finding,) = findings_of('format = "sarif"', json.dumps(log))
+        (finding,) = parsed('format = "sarif"', json.dumps(log))
         assert finding.location is not None and finding.location.path == "unicode_sample.py"
         assert covered(finding, SAMPLE) == "count"
 
@@ -229,7 +229,7 @@ class TestAcpJson:
                 json.dumps({"message": "no location"}),
             ]
         )
-        located, bare = findings_of('format = "acp-json"', output)
+        located, bare = parsed('format = "acp-json"', output)
         assert covered(located, SAMPLE) == "count" and located.severity is SeverityHint.HINT
         assert bare.location is None and bare.message == "no location"
 
@@ -259,7 +259,7 @@ class TestPathJail:
         )
         converter = FindingConverter(str(root))
         raws = list(parse_output(declared('format = "pattern"'), output, ""))
-        kept = [converter.convert(raw) for raw in raws if converter.admits(raw)]
+        kept = findings_of([converter.convert(raw) for raw in raws if converter.admits(raw)])
         assert [f.location.path for f in kept if f.location] == [
             "pkg/ok.py",
             "inside.py",
@@ -267,6 +267,36 @@ class TestPathJail:
         ]
         assert converter.dropped == 3
         assert "secret.py" not in " ".join(converter.file_hashes)
+
+    def test_paths_from_a_working_directory_and_odd_spellings(self, tmp_path: Path) -> None:
+        root = tmp_path / "root"
+        (root / "sub" / "pkg").mkdir(parents=True)
+        (root / "sub" / "pkg" / "a.py").write_text("a = 1\n")
+        (root / "top.py").write_text("t = 1\n")
+        (tmp_path / "outside").mkdir()
+        (tmp_path / "outside" / "b.py").write_text("b = 1\n")
+        (root / "sub" / "linked").symlink_to(tmp_path / "outside")  # a directory escaping
+        converter = FindingConverter(str(root), str(root / "sub"))
+        reported = [
+            "pkg/a.py",  # plain, under the working directory
+            "./pkg/a.py",
+            "pkg//a.py",
+            "pkg/../../top.py",  # leaves the working directory, not the root
+            "linked/b.py",  # plain, but through a link out of the root
+            "../../outside/b.py",
+        ]
+        kept = [
+            finding.location.path if finding.location else None
+            for finding in findings_of(
+                [
+                    converter.convert(raw)
+                    for raw in (RawFinding("m", path=path, line=0) for path in reported)
+                    if converter.admits(raw)
+                ]
+            )
+        ]
+        assert kept == ["sub/pkg/a.py", "sub/pkg/a.py", "sub/pkg/a.py", "top.py"]
+        assert converter.dropped == 2
 
     def test_a_root_seen_through_a_symlink_maps_back_to_the_root(self, tmp_path: Path) -> None:
         real = tmp_path / "real"
@@ -276,7 +306,7 @@ class TestPathJail:
         converter = FindingConverter(str(tmp_path / "link"))
         raw = RawFinding("m", path=str(real / "a.py"), line=0)
         assert converter.admits(raw)
-        finding = converter.convert(raw)
+        (finding,) = findings_of([converter.convert(raw)])
         assert finding.location is not None and finding.location.path == "a.py"
 
     def test_other_uri_schemes_are_dropped(self) -> None:

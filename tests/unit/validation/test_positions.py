@@ -72,3 +72,18 @@ def test_invalid_utf8_in_the_file_counts_as_one_replaced_character() -> None:
     source = SourceText(b"ab\xffcd")
     assert source.line(0) == "ab\ufffdcd"
     assert source.to_code_points(0, 4, ColumnUnit.BYTES) == 4  # 'd' is byte 4, character 4
+
+
+@pytest.mark.parametrize("newline", [b"\n", b"\r\n", b"\r"])
+def test_offsets_count_each_line_break_as_written(newline: bytes) -> None:
+    data = newline.join(["aé".encode(), b"bc", "😀d".encode()])
+    text = data.decode()
+    source = SourceText(data)
+    for char_offset in range(len(text) + 1):
+        before = text[:char_offset].replace("\r\n", "\n").replace("\r", "\n")
+        if "\r\n" in text and text[:char_offset].endswith("\r"):
+            continue  # inside a CRLF pair: no place of its own
+        line = before.count("\n")
+        column = len(before) - (before.rfind("\n") + 1)
+        assert source.at_offset(char_offset, ColumnUnit.CODE_POINTS) == (line, column)
+    assert source.at_offset(len(text) + 5, ColumnUnit.CODE_POINTS) == (2, 2)
