@@ -332,11 +332,7 @@ class AcpLanguageServer(LanguageServer):
         raise TransportError("the ACP event stream ended")
 
     async def on_event(self, client: AcpClient, event: Event) -> None:
-        from acp_client.events import (  # loaded: events flow
-            ResourceChanged,
-            StreamReset,
-            ValidationResultEvent,
-        )
+        from acp_client.events import ResourceChanged, StreamReset  # loaded: events flow
 
         if isinstance(event, ResourceChanged):
             self.roots.invalidate()
@@ -344,8 +340,6 @@ class AcpLanguageServer(LanguageServer):
                 self.roots.forget(event.resource.id)
         for feature in self.features:
             await feature.on_event(client, event)
-        if isinstance(event, ValidationResultEvent):
-            heap.took_in(len(event.result.findings))  # held now (ADR 0018)
         if isinstance(event, StreamReset):
             log.info("event stream reset (%s): resyncing", event.reason)
             await self.sync(client)
