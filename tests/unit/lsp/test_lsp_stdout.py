@@ -128,6 +128,13 @@ def test_an_answer_goes_out_before_the_bulk_pushes_still_waiting() -> None:
     assert received[:at] + received[at + len(answer) :] == b"".join(pushes)  # in order
 
 
+def _join_reader() -> None:
+    """Until ``LoopReader``'s thread has seen stdin end (before it is closed)."""
+    for thread in threading.enumerate():
+        if thread.name == "stdin":
+            thread.join(5)
+
+
 def test_loop_reader_reads_messages_whatever_the_chunks_and_ends_at_eof() -> None:
     read_end, write_end = os.pipe()
     stream = os.fdopen(read_end, "rb")  # kept open: SignalledStdin reads its fd
@@ -156,6 +163,7 @@ def test_loop_reader_reads_messages_whatever_the_chunks_and_ends_at_eof() -> Non
     feeder.start()
     got = asyncio.run(main())
     feeder.join(5)
+    _join_reader()
     stream.close()
     assert got == [
         b"Content-Length: %d\r\n" % len(body),
@@ -191,6 +199,7 @@ def test_loop_reader_reads_a_buffered_message_without_leaving_the_loop() -> None
         return order
 
     order = asyncio.run(main())
-    os.close(write_end)
+    os.close(write_end)  # the reader's thread sees the end and stops
+    _join_reader()
     stream.close()
     assert order == ["two messages read", "other work"]
