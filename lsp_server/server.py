@@ -17,10 +17,13 @@ import asyncio
 import inspect
 import json
 import logging
+import sys
+import threading
 from collections.abc import Awaitable, Coroutine, Generator
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any, BinaryIO, TypeVar, cast
 
 from lsprotocol import types
+from pygls.io_ import StdoutWriter, run_async
 from pygls.lsp.server import LanguageServer
 from pygls.protocol import LanguageServerProtocol, lsp_method
 
@@ -39,7 +42,7 @@ from lsp_server.capabilities import ClientSupport, as_it_behaves
 from lsp_server.notices import Notices
 from lsp_server.preload import Preload
 from lsp_server.roots import Placement, Roots, file_path
-from lsp_server.stdio import PipeStdout
+from lsp_server.stdio import Chunks, LoopReader, PipeStdout
 
 if TYPE_CHECKING:  # loaded after the initialize answer (lsp_server.preload)
     from acp_client.client import AcpClient
@@ -124,7 +127,8 @@ class AcpLanguageServer(LanguageServer):
     def notify_json(self, method: str, params_json: str) -> None:
         """Send a notification whose params are already serialised: no
         lsprotocol objects, no cattrs pass (ADR 0015), no second dump.
-        Framed as pygls frames what it sends."""
+        Framed as pygls frames what it sends. On stdio it is bulk: an
+        answer written later may go out first (ADR 0018)."""
         protocol = self.protocol
         if protocol.writer is None:
             return
@@ -133,12 +137,42 @@ class AcpLanguageServer(LanguageServer):
         if protocol._include_headers:
             data = b"Content-Length: %d\r\n\r\n%s" % (len(data), data)
         try:
+            if self.output is not None:  # on stdio: behind answers still waiting
+                self.output.write_bulk(data)
+                return
             written = protocol.writer.write(data)
         except BrokenPipeError:
             log.warning("the editor closed the connection; %s not sent", method)
             return
         if inspect.isawaitable(written):  # a WebSocket's send
             self.spawn(_awaited(written))
+
+    def _start_io_async(
+        self, stdin: BinaryIO | None = None, stdout: BinaryIO | None = None
+    ) -> None:
+        """pygls's own, but stdin is read on the loop (``stdio.LoopReader``):
+        in a burst, pygls's three thread hops per message made a request wait
+        30-300 ms before it was even read."""
+        self._stop_event = threading.Event()
+        self.protocol.set_writer(StdoutWriter(stdout or sys.stdout.buffer))
+        # What __main__ passes, or the buffered stdin: both read in chunks (read1).
+        reader = LoopReader(cast("Chunks", stdin or sys.stdin.buffer))
+        try:
+            asyncio.run(
+                run_async(
+                    stop_event=self._stop_event,
+                    reader=reader,
+                    protocol=self.protocol,
+                    logger=log,
+                    error_handler=self.report_server_error,
+                )
+            )
+        except BrokenPipeError:
+            log.error("the editor closed the connection; shutting down")
+        except (KeyboardInterrupt, SystemExit):
+            pass
+        finally:
+            self.shutdown()  # type: ignore[no-untyped-call]
 
     # --- lifecycle ---------------------------------------------------------
 

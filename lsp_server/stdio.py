@@ -2,19 +2,30 @@
 
 ``SignalledStdin``: stdin that reads as closed once SIGTERM or SIGHUP arrives.
 
-pygls reads stdin in a worker thread and ends when it reads end-of-file.
-Turning those signals into that end-of-file gives them the path an editor
-closing the pipe takes: the loop ends, its tasks are cancelled and awaited
-(an in-process backend kills its validators' process groups), and the
-worker thread is free to be joined. Killing the process outright would
+stdin is read in a worker thread and the server ends when it reads
+end-of-file. Turning those signals into that end-of-file gives them the
+path an editor closing the pipe takes: the loop ends, its tasks are
+cancelled and awaited (an in-process backend kills its validators' process
+groups), and the worker thread is done. Killing the process outright would
 leave the validators running: they lead sessions of their own.
+
+``LoopReader``: pygls's reader (``readline``, ``readexactly``) served on the
+event loop. pygls reads each message with three calls (the header line, the
+blank line, the body), each a hop to a worker thread and back; in a
+100,000-finding burst each hop waited for the GIL and for a busy loop, and
+a request took 30-300 ms to be read while the loop never stood still for
+more than 30 ms. Here one thread only moves what stdin gives into a buffer
+on the loop, and a message in the buffer is read without leaving the loop.
 
 ``PipeStdout``: stdout that never blocks the event loop. pygls writes each
 message and flushes; to a pipe the editor reads slowly (or not at all while
 it is busy) that write blocks once the pipe's 64 KiB are full, and with it
 every request: a 10,000-finding burst stalled the loop for 30 ms a slice.
 Here what the pipe cannot take waits in a buffer the loop sends as the
-editor reads, in order; closing (at ``exit``) sends the rest, blocking.
+editor reads; closing (at ``exit``) sends the rest, blocking. Diagnostics
+pushed in bulk (``write_bulk``) wait behind everything else: an answer to a
+request written mid-burst goes out next, not after the 256 KiB of pushes the
+session lets wait (it waited up to 100-200 ms while the editor read them).
 """
 
 from __future__ import annotations
@@ -24,21 +35,65 @@ import os
 import select
 import signal
 import stat
+import threading
+from collections import deque
 from types import FrameType
-from typing import BinaryIO
+from typing import BinaryIO, Protocol
 
 from acp_client.signals import TERMINATING
 
 _CHUNK = 64 * 1024
+_BULK_BATCH = 16 * 1024
+"""Bytes of bulk messages handed to the pipe in one write: at most this
+much more that an answer written meanwhile waits behind."""
+
+
+class Chunks(Protocol):
+    def read1(self, size: int = -1, /) -> bytes:
+        """What is there (at most ``size`` bytes), waiting only when nothing
+        is; empty at the end."""
+        ...
+
+
+class LoopReader:
+    def __init__(self, stdin: Chunks) -> None:
+        self._stdin = stdin
+        self._buffer: asyncio.StreamReader | None = None
+
+    async def readline(self) -> bytes:
+        return await self._started().readline()
+
+    async def readexactly(self, size: int) -> bytes:
+        try:
+            return await self._started().readexactly(size)
+        except asyncio.IncompleteReadError:
+            return b""  # stdin ended mid-message: nothing more will come
+
+    def _started(self) -> asyncio.StreamReader:
+        if self._buffer is None:
+            # No line is too long to wait for (pygls's own reader had no limit).
+            self._buffer = asyncio.StreamReader(limit=1 << 40)
+            loop = asyncio.get_running_loop()
+            threading.Thread(
+                target=self._pump, args=(loop, self._buffer), name="stdin", daemon=True
+            ).start()
+        return self._buffer
+
+    def _pump(self, loop: asyncio.AbstractEventLoop, buffer: asyncio.StreamReader) -> None:
+        try:
+            while chunk := self._stdin.read1(_CHUNK):
+                loop.call_soon_threadsafe(buffer.feed_data, chunk)
+            loop.call_soon_threadsafe(buffer.feed_eof)
+        except RuntimeError:  # the loop is closed: the server has ended
+            pass
 
 
 class SignalledStdin:
-    """The part of a binary stream pygls reads with: ``readline`` and ``read``."""
+    """The part of a binary stream ``LoopReader`` reads with: ``read1``."""
 
     def __init__(self, stream: BinaryIO) -> None:
         self._fd = stream.fileno()
         self._wake_read, self._wake_write = os.pipe()
-        self._buffer = bytearray()
         self._ended = False
         self.signum: int | None = None  # the signal that ended it, if one did
 
@@ -52,37 +107,19 @@ class SignalledStdin:
             self.signum = signum
             os.write(self._wake_write, b"\0")
 
-    def _fill(self) -> bool:
-        """Read more; False once stdin closed or a signal ended it."""
+    def read1(self, size: int = -1, /) -> bytes:
+        """One read; empty once stdin closed or a signal ended it."""
         if self._ended:
-            return False
+            return b""
         ready, _, _ = select.select([self._fd, self._wake_read], [], [])
-        chunk = b"" if self._wake_read in ready else os.read(self._fd, _CHUNK)
-        if not chunk:
-            self._ended = True
-            return False
-        self._buffer += chunk
-        return True
-
-    def readline(self) -> bytes:
-        while b"\n" not in self._buffer and self._fill():
-            pass
-        end = self._buffer.find(b"\n") + 1 or len(self._buffer)
-        return self._take(end)
-
-    def read(self, size: int = -1) -> bytes:
-        while (size < 0 or len(self._buffer) < size) and self._fill():
-            pass
-        return self._take(len(self._buffer) if size < 0 else size)
-
-    def _take(self, size: int) -> bytes:
-        taken = bytes(self._buffer[:size])
-        del self._buffer[:size]
-        return taken
+        chunk = b"" if self._wake_read in ready else os.read(self._fd, size if size > 0 else _CHUNK)
+        self._ended = not chunk
+        return chunk
 
 
 class PipeStdout:
-    """The part of a binary stream pygls writes with: ``write``, ``flush``, ``close``."""
+    """The part of a binary stream pygls writes with: ``write``, ``flush``,
+    ``close``; and ``write_bulk`` for the diagnostics a burst pushes."""
 
     def __init__(self, stream: BinaryIO) -> None:
         self._stream = stream
@@ -93,16 +130,28 @@ class PipeStdout:
         self._buffered = stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode)
         if self._buffered:
             os.set_blocking(self._fd, False)
-        self._pending = bytearray()
+        # What goes first: the rest of a message the pipe took part of, then
+        # the messages written with ``write``, in order.
+        self._first = bytearray()
+        self._bulk: deque[bytes] = deque()  # whole messages, in order
+        self._bulk_bytes = 0
         self._loop: asyncio.AbstractEventLoop | None = None
         self._broken = False
 
     @property
     def pending(self) -> int:
         """Bytes written but not yet taken by the pipe."""
-        return len(self._pending)
+        return len(self._first) + self._bulk_bytes
 
     def write(self, data: bytes) -> int:
+        """A message that goes out before any bulk one still waiting."""
+        return self._put(data, bulk=False)
+
+    def write_bulk(self, data: bytes) -> int:
+        """A message that may wait behind later ``write`` ones."""
+        return self._put(data, bulk=True)
+
+    def _put(self, data: bytes, bulk: bool) -> int:
         if not self._buffered:
             self._stream.write(data)
             return len(data)
@@ -114,17 +163,23 @@ class PipeStdout:
             loop = None
         if loop is None or (self._loop is not None and loop is not self._loop):
             if self._loop is not None and not self._loop.is_closed():
-                self._loop.call_soon_threadsafe(self.write, data)  # in order, on its thread
+                # In order, on its thread.
+                self._loop.call_soon_threadsafe(self._put, data, bulk)
             else:
-                self._pending += data
+                self._first += data
                 self._send_all()
             return len(data)
         self._loop = loop
-        if not self._pending:
-            data = data[self._send(data) :]
-            if data:
+        if not self.pending:
+            rest = data[self._send(data) :]
+            if rest:
+                self._first += rest
                 loop.add_writer(self._fd, self._drain)
-        self._pending += data
+        elif bulk:
+            self._bulk.append(data)
+            self._bulk_bytes += len(data)
+        else:
+            self._first += data
         return len(data)
 
     def flush(self) -> None:
@@ -151,13 +206,28 @@ class PipeStdout:
     def _send_all(self) -> None:
         os.set_blocking(self._fd, True)
         try:
-            while self._pending and not self._broken:
-                del self._pending[: self._send(self._pending)]
+            while self.pending and not self._broken:
+                self._send_first()
         finally:
-            self._pending.clear()
+            self._first.clear()
+            self._bulk.clear()
+            self._bulk_bytes = 0
             os.set_blocking(self._fd, False)
 
     def _drain(self) -> None:
-        del self._pending[: self._send(self._pending)]
-        if not self._pending and self._loop is not None:
+        while self.pending and self._send_first():
+            pass
+        if not self.pending and self._loop is not None:
             self._loop.remove_writer(self._fd)
+
+    def _send_first(self) -> bool:
+        """Send from the front (bulk messages join it up to ``_BULK_BATCH``
+        bytes at a time, whole); False when the pipe took less than that."""
+        while self._bulk and len(self._first) < _BULK_BATCH:
+            message = self._bulk.popleft()
+            self._bulk_bytes -= len(message)
+            self._first += message
+        size = len(self._first)
+        sent = self._send(self._first)
+        del self._first[:sent]
+        return sent == size

@@ -238,3 +238,46 @@ async def test_a_run_of_several_validations_publishes_each_file_once(
     assert sorted(d.message for d in shown) == list(names)
     publishes = [p for _, p in session.published if p.uri == uri(root / "a.py")]
     assert [len(p.diagnostics) for p in publishes] == [4]
+
+
+async def test_a_long_run_keeps_open_files_current_and_the_rest_until_it_ends(
+    tmp_path: Path, backend: Backend, lsp: Starter
+) -> None:
+    """A run of several validations: each file's first findings show within
+    about a second; after that an open file follows every validation, while
+    a file not open waits for the run's end (ADR 0015)."""
+    root = project(tmp_path / "app", {"a.py": "x\n" * 10, "b.py": "y\n" * 10})
+    resource = await backend.register(root)
+    session = await lsp("neovim@v0.7", [root])  # push only
+    session.open(root / "a.py")
+    backend.publish(result(resource, "seed", REQ, False, [finding("a.py", 9, 0, "seed")]))
+
+    def sent(name: str) -> list[types.PublishDiagnosticsParams]:
+        return [p for _, p in session.published if p.uri == uri(root / name)]
+
+    await wait_for(lambda: any(p.version == 1 for p in sent("a.py")))  # a.py is placed
+    names = ("v0", "v1", "v2")
+    backend.publish_event(
+        ValidationStarted, run_id="run-long", resource_id=resource.id, validations=names
+    )
+
+    def finish(k: int) -> None:
+        findings = [finding(name, k, 0, names[k]) for name in ("a.py", "b.py")]
+        done = result(resource, names[k], REQ, False, findings)
+        backend.publish(done.model_copy(update={"run_id": "run-long"}))
+
+    finish(0)
+    await session.wait_diagnostics(root / "b.py", lambda d: len(d) == 1)  # the first tick
+    finish(1)
+    await session.wait_diagnostics(root / "a.py", lambda d: len(d) == 3)  # the next tick
+    await asyncio.sleep(0.3)  # b.py would have gone out with a.py
+    assert [len(p.diagnostics) for p in sent("b.py")] == [1]
+    finish(2)
+    backend.publish_event(
+        ValidationCompleted,
+        run_id="run-long",
+        resource_id=resource.id,
+        summary=ValidationSummary(required_failed=3),
+    )
+    await session.wait_diagnostics(root / "b.py", lambda d: len(d) == 3)
+    assert [len(p.diagnostics) for p in sent("b.py")] == [1, 3]

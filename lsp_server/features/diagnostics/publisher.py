@@ -13,9 +13,13 @@ request is queued behind everything sent before it, so the queue is kept
 short rather than the editor's pipe kept full.
 
 While held (a run of several validations is in progress, ADR 0015), changed
-keys wait until the hold is released or for at most ``max_hold`` seconds:
-ten validations finishing one after another over the same files then send
-each file about once, not ten times with a growing set.
+keys wait until the hold is released. Every ``max_hold`` seconds a tick
+lets out the held keys not yet sent during the hold, so a long run's first
+findings show within about a second. A key already sent during the hold
+waits for the release, unless it is in view (an open document: sent at
+every tick) or was sent ``max_stale`` ago. Ten validations over the same
+10,000 files then send each file about twice (its first findings, then all
+of them), not once a tick with a growing set.
 """
 
 from __future__ import annotations
@@ -29,6 +33,7 @@ K = TypeVar("K", bound=Hashable)
 
 DEFAULT_WINDOW = 0.05
 DEFAULT_MAX_HOLD = 1.0
+DEFAULT_MAX_STALE = 10.0
 SLICE = 64
 SLICE_SECONDS = 0.004
 BACKED_UP_RETRY = 0.002  # seconds between looks at a backed-up editor
@@ -45,6 +50,8 @@ class CoalescingPublisher(Generic[K]):
         *,
         slice_seconds: float = SLICE_SECONDS,
         backed_up: Callable[[], bool] = lambda: False,
+        max_stale: float = DEFAULT_MAX_STALE,
+        in_view: Callable[[K], bool] = lambda _: False,
     ) -> None:
         self._send = send
         self._window = window
@@ -58,34 +65,50 @@ class CoalescingPublisher(Generic[K]):
         self._draining: asyncio.Handle | None = None
         self._prune_above = 4096
         self._max_hold = max_hold
+        self._max_stale = max_stale
+        self._in_view = in_view
         self._held: dict[K, None] | None = None  # insertion-ordered; None: not holding
-        self._hold_ends: asyncio.TimerHandle | None = None
+        self._sent_in_hold: dict[K, float] = {}  # when each key was let out of this hold
+        self._tick: asyncio.TimerHandle | None = None
 
     def hold(self) -> None:
-        """Keep changes back until ``release`` (or ``max_hold`` has passed)."""
+        """Keep changes back until ``release`` (see the module's docstring)."""
         if self._held is None:
             self._held = {}
-            self._hold_ends = asyncio.get_running_loop().call_later(self._max_hold, self._expire)
+            self._tick = asyncio.get_running_loop().call_later(self._max_hold, self._let_out)
 
     def release(self) -> None:
         """Send what was held back (as usual: coalesced, in slices)."""
-        if self._hold_ends is not None:
-            self._hold_ends.cancel()
-            self._hold_ends = None
+        if self._tick is not None:
+            self._tick.cancel()
+            self._tick = None
         held, self._held = self._held, None
+        self._sent_in_hold = {}
         for key in held or ():
-            self.changed(key)
+            self._changed_now(key)
 
-    def _expire(self) -> None:
-        """The bound: what waited ``max_hold`` goes out; holding goes on."""
-        self._hold_ends = None
-        self.release()
-        self.hold()
+    def _let_out(self) -> None:
+        """The bound, every ``max_hold``: the held keys not yet sent during
+        the hold, in view, or last sent ``max_stale`` ago go out."""
+        assert self._held is not None
+        loop = asyncio.get_running_loop()
+        self._tick = loop.call_later(self._max_hold, self._let_out)
+        now = self._clock()
+        sent = self._sent_in_hold
+        stale = now - self._max_stale  # a key never sent counts as sent this long ago
+        out = [k for k in self._held if sent.get(k, stale) <= stale or self._in_view(k)]
+        for key in out:
+            del self._held[key]
+            sent[key] = now
+            self._changed_now(key)
 
     def changed(self, key: K) -> None:
         if self._held is not None:
             self._held[key] = None
-            return
+        else:
+            self._changed_now(key)
+
+    def _changed_now(self, key: K) -> None:
         if key in self._trailing or key in self._due:
             return  # the pending publish will carry this change too
         last = self._last_sent.get(key)
@@ -97,10 +120,11 @@ class CoalescingPublisher(Generic[K]):
             self._trailing[key] = loop.call_later(wait, self._trailing_due, key)
 
     def close(self) -> None:
-        if self._hold_ends is not None:
-            self._hold_ends.cancel()
-            self._hold_ends = None
+        if self._tick is not None:
+            self._tick.cancel()
+            self._tick = None
         self._held = None
+        self._sent_in_hold = {}
         for handle in self._trailing.values():
             handle.cancel()
         self._trailing.clear()

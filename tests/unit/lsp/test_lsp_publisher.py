@@ -148,3 +148,57 @@ async def test_a_hold_delays_a_change_by_at_most_max_hold() -> None:
     await asyncio.sleep(0)
     assert sent == ["a"]
     publisher.close()
+
+
+async def test_a_hold_lets_a_key_out_once_then_keeps_it_until_release() -> None:
+    """Ten validations over the same files: each file's first findings show
+    within ``max_hold``, the rest when the run ends, not once per tick."""
+    state = {"a": 0}
+    sent: list[int] = []
+    publisher = CoalescingPublisher(lambda key: sent.append(state[key]), WINDOW, max_hold=0.03)
+    publisher.hold()
+    state["a"] = 1
+    publisher.changed("a")
+    await asyncio.sleep(0.05)
+    assert sent == [1]  # first findings of the run, at the first tick
+    for value in range(2, 6):  # later validations, several ticks apart
+        state["a"] = value
+        publisher.changed("a")
+        await asyncio.sleep(0.04)
+    assert sent == [1]
+    publisher.release()
+    await asyncio.sleep(0)
+    assert sent == [1, 5]
+    publisher.close()
+
+
+async def test_a_key_in_view_is_refreshed_at_every_tick_of_a_hold() -> None:
+    sent: list[str] = []
+    publisher = CoalescingPublisher(
+        sent.append, WINDOW, max_hold=0.03, in_view=lambda key: key == "open"
+    )
+    publisher.hold()
+    for key in ("open", "closed"):
+        publisher.changed(key)
+    await asyncio.sleep(0.05)
+    assert sorted(sent) == ["closed", "open"]
+    for key in ("open", "closed"):  # the next validation of the run
+        publisher.changed(key)
+    await asyncio.sleep(0.05)
+    assert sorted(sent) == ["closed", "open", "open"]
+    publisher.close()
+
+
+async def test_a_key_sent_during_a_hold_waits_at_most_max_stale() -> None:
+    sent: list[str] = []
+    publisher = CoalescingPublisher(sent.append, WINDOW, max_hold=0.02, max_stale=0.1)
+    publisher.hold()  # a run that never ends
+    publisher.changed("a")
+    await asyncio.sleep(0.03)
+    assert sent == ["a"]
+    publisher.changed("a")
+    await asyncio.sleep(0.05)
+    assert sent == ["a"]
+    await asyncio.sleep(0.12)
+    assert sent == ["a", "a"]
+    publisher.close()

@@ -1,13 +1,15 @@
-"""stdout never blocks the event loop on an editor that reads slowly."""
+"""stdout never blocks the event loop on an editor that reads slowly, and
+puts answers before bulk pushes; stdin is read on the loop."""
 
 from __future__ import annotations
 
 import asyncio
 import os
 import threading
+import time
 from pathlib import Path
 
-from lsp_server.stdio import PipeStdout
+from lsp_server.stdio import LoopReader, PipeStdout, SignalledStdin
 
 
 def _pipe() -> tuple[int, PipeStdout]:
@@ -97,3 +99,107 @@ def test_a_file_is_written_through_unchanged(tmp_path: Path) -> None:
         stdout.flush()
         assert stdout.pending == 0
     assert path.read_bytes() == b"abc"
+
+
+def test_an_answer_goes_out_before_the_bulk_pushes_still_waiting() -> None:
+    read_end, stdout = _pipe()
+    pushes = [bytes([65 + n % 26]) * 10_000 for n in range(40)]  # 400 KB: the pipe takes 64
+    answer = b"<the answer to a request>"
+
+    async def main() -> bytes:
+        for push in pushes:
+            stdout.write_bulk(push)
+        assert stdout.pending > 300_000
+        stdout.write(answer)
+        received = bytearray()
+        reader = threading.Thread(target=_read_all, args=(read_end, received))
+        reader.start()
+        while stdout.pending:  # noqa: ASYNC110 (the writer has no event to wait on)
+            await asyncio.sleep(0.01)
+        stdout.close()
+        reader.join(5)
+        return bytes(received)
+
+    received = asyncio.run(main())
+    os.close(read_end)
+    at = received.index(answer)
+    assert at % 10_000 == 0, "never inside another message"
+    assert at < 10 * 10_000, "not behind the pushes that waited"
+    assert received[:at] + received[at + len(answer) :] == b"".join(pushes)  # in order
+
+
+def _join_reader() -> None:
+    """Until ``LoopReader``'s thread has seen stdin end (before it is closed)."""
+    for thread in threading.enumerate():
+        if thread.name == "stdin":
+            thread.join(5)
+
+
+def test_loop_reader_reads_messages_whatever_the_chunks_and_ends_at_eof() -> None:
+    read_end, write_end = os.pipe()
+    stream = os.fdopen(read_end, "rb")  # kept open: SignalledStdin reads its fd
+    stdin = SignalledStdin(stream)
+    body = b'{"jsonrpc": "2.0", "method": "m"}'
+    message = b"Content-Length: %d\r\n\r\n%s" % (len(body), body)
+
+    async def main() -> list[bytes]:
+        reader = LoopReader(stdin)
+        got = [await reader.readline()]
+        got.append(await reader.readline())
+        got.append(await reader.readexactly(len(body)))
+        got.append(await reader.readline())
+        got.append(await reader.readexactly(100))  # stdin ends mid-message
+        return got
+
+    def feed() -> None:
+        os.write(write_end, message[:5])  # a header split across reads
+        time.sleep(0.05)
+        os.write(write_end, message[5:] + b"Content-Length: 100\r\n")
+        time.sleep(0.05)
+        os.write(write_end, b"\r\n{")
+        os.close(write_end)
+
+    feeder = threading.Thread(target=feed)
+    feeder.start()
+    got = asyncio.run(main())
+    feeder.join(5)
+    _join_reader()
+    stream.close()
+    assert got == [
+        b"Content-Length: %d\r\n" % len(body),
+        b"\r\n",
+        body,
+        b"Content-Length: 100\r\n",
+        b"",
+    ]
+
+
+def test_loop_reader_reads_a_buffered_message_without_leaving_the_loop() -> None:
+    """pygls's reader hops to a thread and back for each of a message's
+    three reads: in a burst each hop waited for a busy loop and the GIL."""
+    read_end, write_end = os.pipe()
+    stream = os.fdopen(read_end, "rb")  # kept open: SignalledStdin reads its fd
+    stdin = SignalledStdin(stream)
+    body = b'{"jsonrpc": "2.0", "id": 1, "method": "m"}'
+    message = b"Content-Length: %d\r\n\r\n%s" % (len(body), body)
+    os.write(write_end, message * 2)
+
+    async def main() -> list[str]:
+        reader = LoopReader(stdin)
+        await reader.readline()  # the first read waits for stdin's thread
+        await asyncio.sleep(0.05)  # by now both messages are buffered
+        order: list[str] = []
+        asyncio.get_running_loop().call_soon(order.append, "other work")
+        await reader.readline()
+        await reader.readexactly(len(body))
+        for _ in range(2):
+            await reader.readline()
+        await reader.readexactly(len(body))
+        order.append("two messages read")
+        return order
+
+    order = asyncio.run(main())
+    os.close(write_end)  # the reader's thread sees the end and stops
+    _join_reader()
+    stream.close()
+    assert order == ["two messages read", "other work"]
