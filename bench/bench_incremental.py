@@ -40,6 +40,7 @@ from acp_backend.validation.runner import validator_environment
 from acp_client.events import ValidationResultEvent, parse_event
 from acp_client.models import ValidationResult
 from acp_client.operations import ValidationRunResult
+from lsp_server.features.diagnostics.mapping import diagnostics
 from lsp_server.features.diagnostics.store import DiagnosticsStore
 
 LIBRARIES = ("pip", "setuptools")
@@ -99,8 +100,9 @@ async def run_ms(
         event = parse_event(message)
         if isinstance(event, ValidationResultEvent) and event.result.run_id == started.run_id:
             changed = take_in(store, event)
-            for key in changed:
-                store.marks(key)
+            for key in changed:  # the diagnostics a session would send for each file
+                for result, indexes in store.held(key):
+                    diagnostics(result, indexes, None, "utf-16")
             return (time.perf_counter() - began) * 1000, len(event.result.findings)
     raise RuntimeError("the event stream ended")
 
