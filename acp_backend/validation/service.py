@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import os
 from pathlib import Path
 
@@ -170,7 +171,13 @@ async def list_results(
     ctx: BackendContext, params: ValidationListResultsParams
 ) -> ValidationListResultsResult:
     resource = ctx.registry.get(params.resource)
-    results, cursor = ctx.store.latest_results(
-        resource.id, params.plan, params.after, params.limit, params.history
+    # On a thread: reading back 100,000 stored findings takes ~0.25 s.
+    results, cursor = await asyncio.to_thread(
+        ctx.store.latest_results,
+        resource.id,
+        params.plan,
+        params.after,
+        params.limit,
+        params.history,
     )
     return ValidationListResultsResult(results=tuple(results), next_cursor=cursor)

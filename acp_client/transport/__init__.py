@@ -46,8 +46,9 @@ class Facade(Protocol):
     A facade whose ``subscribe`` also takes ``partial`` (keyword) can send
     partial results to a subscriber that asks for them. A facade may also
     offer ``events(after, partial=...)``, the same stream as typed
-    ``acp_client.events.Event`` objects (see ``TypedEvents``): the
-    in-process client then takes them as they are, with no copy.
+    ``acp_client.events.Event`` objects (see ``TypedEvents``), and
+    ``call_typed`` (``TypedCalls``): the in-process client then takes them
+    as they are, with no copy.
     """
 
     async def dispatch(self, method: str, params: Mapping[str, Any] | None) -> Any: ...
@@ -68,6 +69,15 @@ def subscribe(
         events: AsyncIterator[dict[str, Any]] = cast(Any, facade).subscribe(after, partial=True)
         return events
     return facade.subscribe(after)
+
+
+@runtime_checkable
+class TypedCalls(Protocol):
+    """A facade that answers a caller in this process with the operation's
+    typed, frozen result object (``AcpClient`` takes it as it is) rather
+    than JSON-compatible data to validate again."""
+
+    async def call_typed(self, method: str, params: Mapping[str, Any] | None) -> Any: ...
 
 
 @runtime_checkable

@@ -15,7 +15,7 @@ from typing import Any, cast
 
 from acp_client.errors import AcpError, BackendUnreachable, InternalError
 from acp_client.events import Event
-from acp_client.transport import Facade, subscribe
+from acp_client.transport import Facade, TypedCalls, subscribe
 
 log = logging.getLogger(__name__)
 
@@ -59,6 +59,8 @@ class InProcessTransport:
 
     async def call(self, method: str, params: Mapping[str, Any]) -> Any:
         try:
+            if isinstance(self.facade, TypedCalls):
+                return await self.facade.call_typed(method, dict(params))
             return await self.facade.dispatch(method, dict(params))
         except AcpError:
             raise

@@ -44,12 +44,15 @@ async def test_resource_list_is_identical_in_both_transports(
         await remote.resource_register(str(beta), name="b")
         over_http = await remote.resource_list()
         raw_http = await remote.transport.call("resource.list", {})
-    async with AcpClient(InProcessTransport.load(data_dir=live_server.data_dir)) as local:
+    transport = InProcessTransport.load(data_dir=live_server.data_dir)
+    async with AcpClient(transport) as local:
         in_process = await local.resource_list()
-        raw_local = await local.transport.call("resource.list", {})
+        # In process the result is handed over typed; as JSON it is the same.
+        typed = await transport.call("resource.list", {})
+        raw_local = await transport.facade.dispatch("resource.list", {})
     assert [resource.name for resource in over_http] == ["alpha", "b"]
     assert in_process == over_http
-    assert raw_local == raw_http
+    assert raw_local == raw_http == typed.model_dump(mode="json")
 
 
 async def test_domain_errors_arrive_as_their_remote_error_type(live_server: LiveServer) -> None:

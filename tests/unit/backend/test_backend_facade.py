@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -201,3 +202,22 @@ def test_retention_comes_from_the_environment(
     monkeypatch.setenv("ACP_EVENT_RETENTION", "lots")
     with pytest.raises(InvalidState, match="ACP_EVENT_RETENTION"):
         create_facade(tmp_path / "b")
+
+
+async def test_stored_results_are_read_back_off_the_event_loop(
+    facade: BackendFacade, workspace: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Validating 100,000 stored findings takes ~0.25 s: not on the loop.
+    resource = await facade.dispatch("resource.register", {"path": str(workspace)})
+    store = facade.context.store
+    read_on: list[threading.Thread] = []
+    real = store.latest_results
+
+    def recording(*args: Any) -> Any:
+        read_on.append(threading.current_thread())
+        return real(*args)
+
+    monkeypatch.setattr(store, "latest_results", recording)
+    listed = await facade.dispatch("validation.list_results", {"resource": resource["id"]})
+    assert listed["results"] == []
+    assert read_on and read_on[0] is not threading.main_thread()

@@ -10,6 +10,7 @@ import pytest
 
 from acp_client.client import AcpClient
 from acp_client.errors import BackendUnreachable, InternalError, NotFound
+from acp_client.operations import ResourceListResult
 from acp_client.transport.inprocess import InProcessTransport, load_facade
 
 # A facade written to disk so it is loaded exactly like a third-party one.
@@ -119,3 +120,18 @@ async def test_the_default_facade_is_the_reference_backend(tmp_path: Path) -> No
         assert await client.resource_list() == ()
         server = await client.initialize()
     assert "resource.list" in server.operations
+
+
+async def test_the_reference_backend_answers_in_process_with_its_own_objects(
+    tmp_path: Path,
+) -> None:
+    # No dump to JSON types and validation again: a listing of 100,000
+    # findings cost ~1 s of the event loop that way.
+    (tmp_path / "root").mkdir()
+    transport = InProcessTransport.load(data_dir=tmp_path / "data")
+    async with AcpClient(transport) as client:
+        registered = await client.resource_register(str(tmp_path / "root"))
+        raw = await transport.call("resource.list", {})
+        assert isinstance(raw, ResourceListResult)
+        assert raw.resources == (registered,)
+        assert await client.resource_list() == (registered,)
