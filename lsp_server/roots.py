@@ -40,8 +40,12 @@ def sandbox_scope(resource_id: str, sandbox_root: str) -> str:
 
 def inside(relative: str) -> bool:
     """A relative POSIX path that stays under its root (no ``..`` escape)."""
+    if relative.startswith("/"):
+        return False
+    if "/." not in f"/{relative}":  # no "." or ".." segment: nothing to climb with
+        return True  # (the usual path, checked per file of every result: no normpath)
     normal = posixpath.normpath(relative)
-    return not relative.startswith("/") and normal != ".." and not normal.startswith("../")
+    return normal != ".." and not normal.startswith("../")
 
 
 @dataclass(frozen=True, slots=True)
