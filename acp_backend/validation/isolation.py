@@ -41,18 +41,15 @@ from multiprocessing.connection import Connection
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
-from pydantic import TypeAdapter
-
+from acp_backend.validation.locations import FINDINGS, FindingWire
 from acp_client.models import Finding
 
 if TYPE_CHECKING:  # the validator imports this module
     from acp_backend.validation.config import ValidationConfig
-    from acp_backend.validation.locations import FindingWire
     from acp_backend.validation.runner import ProcessOutcome
     from acp_backend.validation.validator import Verdict
 
 _CHUNK = 1024 * 1024  # characters of output per message to the child
-_FINDINGS = TypeAdapter(tuple[Finding, ...])
 _SERVER_FD_ENV = "ACP_PARSE_SERVER_FD"
 
 
@@ -237,8 +234,8 @@ def _batch(findings: list[FindingWire]) -> bytes:
 
 def _read_batch(batch: bytes) -> tuple[Finding, ...]:
     if batch[:1] == b"J":
-        return _FINDINGS.validate_json(batch[1:])
-    return _FINDINGS.validate_python(pickle.loads(batch[1:]))
+        return FINDINGS.validate_json(batch[1:])
+    return FINDINGS.validate_python(pickle.loads(batch[1:]))
 
 
 def _receive_text(connection: Connection) -> str:

@@ -33,12 +33,13 @@ FindingWire = dict[str, Any]
 Span = tuple[int, int, int | None, int | None]
 """(line, column, end line, end column) as a tool reported them, 0-based."""
 
-_FINDINGS = TypeAdapter(tuple[Finding, ...])
+FINDINGS = TypeAdapter(tuple[Finding, ...])
+"""Reads converted findings in bulk: from ``FindingWire`` data or its JSON."""
 
 
 def findings_of(wires: Sequence[FindingWire]) -> tuple[Finding, ...]:
     """The contract's findings for converted ones, validated in one pass."""
-    return _FINDINGS.validate_python(wires) if wires else ()
+    return FINDINGS.validate_python(wires) if wires else ()
 
 
 _ABSOLUTE = re.compile(r"^(?:[/\\]|[A-Za-z][A-Za-z0-9+.-]*:)")  # /x, \\share, c:, file:

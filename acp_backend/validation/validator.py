@@ -305,8 +305,7 @@ class _Kept:
     def __init__(self, limit: int, hand_on: Callable[[list[FindingWire]], None] | None) -> None:
         self._limit = limit
         self._hand_on = hand_on
-        self._batch: list[FindingWire] = []
-        self._collected: list[FindingWire] = []
+        self._pending: list[FindingWire] = []
         self.count = 0
 
     def room(self) -> bool:
@@ -314,22 +313,19 @@ class _Kept:
 
     def add(self, finding: FindingWire) -> None:
         self.count += 1
-        if self._hand_on is None:
-            self._collected.append(finding)
-            return
-        self._batch.append(finding)
-        if len(self._batch) >= HAND_ON_BATCH:
-            self._hand_on(self._batch)
-            self._batch = []
+        self._pending.append(finding)
+        if self._hand_on is not None and len(self._pending) >= HAND_ON_BATCH:
+            self._hand_on(self._pending)
+            self._pending = []
 
     def done(self) -> tuple[Finding, ...]:
         """What the verdict holds: every finding, or none when handed on
         (the last batch goes now; an empty one is never sent)."""
+        pending, self._pending = self._pending, []
         if self._hand_on is None:
-            return findings_of(self._collected)
-        if self._batch:
-            self._hand_on(self._batch)
-            self._batch = []
+            return findings_of(pending)
+        if pending:
+            self._hand_on(pending)
         return ()
 
 
