@@ -30,7 +30,6 @@ from typing import Any, TypeVar
 
 from acp_backend.store import Store, limit_from_env
 from acp_client.events import EVENT_TYPES, Event, StreamReset, ValidationResultEvent
-from acp_client.models import ValidationResult
 
 log = logging.getLogger(__name__)
 
@@ -226,12 +225,9 @@ class EventLog:
         params = {"event_id": row["id"], **json.loads(row["params"])}
         try:
             if row["result_id"] is not None:
-                body = self._store.query(
-                    "SELECT body FROM validation_results WHERE id = ?", (row["result_id"],)
-                )
-                if not body:
+                params["result"] = self._store.result(row["result_id"])
+                if params["result"] is None:
                     return None  # its resource was unregistered, its results with it
-                params["result"] = ValidationResult.model_validate_json(body[0]["body"])
             return EVENT_TYPES[row["method"]].model_validate(params)
         except (KeyError, ValueError) as exc:
             log.warning("skipping event %s (%s): %s", row["id"], row["method"], exc)

@@ -16,7 +16,6 @@ from collections.abc import AsyncGenerator
 
 from acp_backend.store import Store
 from acp_client.events import Event, ValidationResultEvent
-from acp_client.models import ValidationResult
 
 
 async def whole_results(
@@ -28,12 +27,9 @@ async def whole_results(
             if not isinstance(event, ValidationResultEvent) or event.covered is None:
                 yield event
                 continue
-            rows = store.query(
-                "SELECT body FROM validation_results WHERE id = ?", (event.result.id,)
-            )
-            if not rows:
+            whole = store.result(event.result.id)
+            if whole is None:
                 continue  # its resource was unregistered, its results with it
-            whole = ValidationResult.model_validate_json(rows[0]["body"])
             yield event.model_copy(
                 update={"result": whole, "covered": None, "base_result_id": None}
             )

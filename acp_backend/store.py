@@ -377,6 +377,11 @@ class Store:
                 raise NotFound(f"resource {result.resource_id} is not registered") from exc
             raise
 
+    def result(self, result_id: str) -> ValidationResult | None:
+        """A stored result by id; None when it is not (or no longer) stored."""
+        rows = self.query("SELECT body FROM validation_results WHERE id = ?", (result_id,))
+        return ValidationResult.model_validate_json(rows[0]["body"]) if rows else None
+
     def prune_results(self, conn: sqlite3.Connection, result_ids: Sequence[str]) -> None:
         """Within a write: for the validation of each of ``result_ids``, forget
         the results older than its history that no retained event refers to."""
