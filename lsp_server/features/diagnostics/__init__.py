@@ -55,11 +55,10 @@ class Diagnostics(Feature):
         self.presenter = Presenter(
             self.store, session.roots, types.PositionEncodingKind.Utf16, self._changed
         )
-        self._in_view: set[FileKey] = set()  # open documents: refreshed even in a hold
         self._publisher: CoalescingPublisher[FileKey] = CoalescingPublisher(
             self._publish,
             backed_up=lambda: session.output_backlog() > OUTPUT_BACKLOG,
-            in_view=self._in_view.__contains__,
+            in_view=self.presenter.is_open,  # refreshed even in a hold
         )
         self._refresher: CoalescingPublisher[str] = CoalescingPublisher(self._refresh)
         self._progress = RunProgress(session.work_done_progress, self._cancel_run)
@@ -237,7 +236,6 @@ class Diagnostics(Feature):
     # --- documents ---------------------------------------------------------
 
     def document_placed(self, uri: str, placement: Placement) -> None:
-        self._in_view.add(placement.key)
         self.presenter.opened(
             placement.key, self._document(uri), clear_stale=self.session.settings.clear_on_edit
         )
@@ -276,11 +274,9 @@ class Diagnostics(Feature):
     def document_closed(self, uri: str, placement: Placement | None) -> None:
         self._run_when_placed.discard(uri)
         if placement is not None:
-            self._in_view.discard(placement.key)
             self.presenter.closed(placement.key)
 
     def document_unplaced(self, uri: str, placement: Placement) -> None:
-        self._in_view.discard(placement.key)
         self.presenter.closed(placement.key)
 
     async def _run_placed(self) -> None:

@@ -236,6 +236,10 @@ class Presenter:
                 )
         return reports
 
+    def is_open(self, key: FileKey) -> bool:
+        """Whether the editor has this file open (the user is looking at it)."""
+        return key in self._open
+
     def uri_of(self, key: FileKey) -> str | None:
         document = self._open.get(key)
         return document.uri if document else self.roots.uri_of(key)
