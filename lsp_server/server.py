@@ -17,13 +17,10 @@ import asyncio
 import inspect
 import json
 import logging
-import sys
-import threading
 from collections.abc import Awaitable, Coroutine, Generator
-from typing import TYPE_CHECKING, Any, BinaryIO, TypeVar, cast
+from typing import TYPE_CHECKING, Any, BinaryIO, TypeVar
 
 from lsprotocol import types
-from pygls.io_ import StdoutWriter, run_async
 from pygls.lsp.server import LanguageServer
 from pygls.protocol import LanguageServerProtocol, lsp_method
 
@@ -42,7 +39,7 @@ from lsp_server.capabilities import ClientSupport, as_it_behaves
 from lsp_server.notices import Notices
 from lsp_server.preload import Preload
 from lsp_server.roots import Placement, Roots, file_path
-from lsp_server.stdio import Chunks, LoopReader, PipeStdout
+from lsp_server.stdio import PipeStdout, serve
 
 if TYPE_CHECKING:  # loaded after the initialize answer (lsp_server.preload)
     from acp_client.client import AcpClient
@@ -150,29 +147,8 @@ class AcpLanguageServer(LanguageServer):
     def _start_io_async(
         self, stdin: BinaryIO | None = None, stdout: BinaryIO | None = None
     ) -> None:
-        """pygls's own, but stdin is read on the loop (``stdio.LoopReader``):
-        in a burst, pygls's three thread hops per message made a request wait
-        30-300 ms before it was even read."""
-        self._stop_event = threading.Event()
-        self.protocol.set_writer(StdoutWriter(stdout or sys.stdout.buffer))
-        # What __main__ passes, or the buffered stdin: both read in chunks (read1).
-        reader = LoopReader(cast("Chunks", stdin or sys.stdin.buffer))
-        try:
-            asyncio.run(
-                run_async(
-                    stop_event=self._stop_event,
-                    reader=reader,
-                    protocol=self.protocol,
-                    logger=log,
-                    error_handler=self.report_server_error,
-                )
-            )
-        except BrokenPipeError:
-            log.error("the editor closed the connection; shutting down")
-        except (KeyboardInterrupt, SystemExit):
-            pass
-        finally:
-            self.shutdown()  # type: ignore[no-untyped-call]
+        """pygls's own, with stdin read on the loop (``stdio.serve``)."""
+        serve(self, stdin, stdout)
 
     # --- lifecycle ---------------------------------------------------------
 

@@ -10,12 +10,13 @@ groups), and the worker thread is done. Killing the process outright would
 leave the validators running: they lead sessions of their own.
 
 ``LoopReader``: pygls's reader (``readline``, ``readexactly``) served on the
-event loop. pygls reads each message with three calls (the header line, the
-blank line, the body), each a hop to a worker thread and back; in a
-100,000-finding burst each hop waited for the GIL and for a busy loop, and
-a request took 30-300 ms to be read while the loop never stood still for
-more than 30 ms. Here one thread only moves what stdin gives into a buffer
-on the loop, and a message in the buffer is read without leaving the loop.
+event loop (``serve`` runs a server's protocol with it). pygls reads each
+message with three calls (the header line, the blank line, the body), each a
+hop to a worker thread and back; in a 100,000-finding burst each hop waited
+for the GIL and for a busy loop, and a request took 30-300 ms to be read
+while the loop never stood still for more than 30 ms. Here one thread only
+moves what stdin gives into a buffer on the loop, and a message in the
+buffer is read without leaving the loop.
 
 ``PipeStdout``: stdout that never blocks the event loop. pygls writes each
 message and flushes; to a pipe the editor reads slowly (or not at all while
@@ -31,16 +32,23 @@ session lets wait (it waited up to 100-200 ms while the editor read them).
 from __future__ import annotations
 
 import asyncio
+import logging
 import os
 import select
 import signal
 import stat
+import sys
 import threading
 from collections import deque
 from types import FrameType
-from typing import BinaryIO, Protocol
+from typing import BinaryIO, Protocol, cast
+
+from pygls.io_ import StdoutWriter, run_async
+from pygls.lsp.server import LanguageServer
 
 from acp_client.signals import TERMINATING
+
+log = logging.getLogger(__name__)
 
 _CHUNK = 64 * 1024
 _BULK_BATCH = 16 * 1024
@@ -86,6 +94,32 @@ class LoopReader:
             loop.call_soon_threadsafe(buffer.feed_eof)
         except RuntimeError:  # the loop is closed: the server has ended
             pass
+
+
+def serve(server: LanguageServer, stdin: BinaryIO | None, stdout: BinaryIO | None) -> None:
+    """pygls's ``start_io`` loop with stdin read by a ``LoopReader``: in a
+    burst, pygls's three thread hops per message made a request wait 30-300
+    ms before it was even read. Ends when stdin does."""
+    server._stop_event = threading.Event()
+    server.protocol.set_writer(StdoutWriter(stdout or sys.stdout.buffer))
+    # What __main__ passes, or the buffered stdin: both read in chunks (read1).
+    reader = LoopReader(cast("Chunks", stdin or sys.stdin.buffer))
+    try:
+        asyncio.run(
+            run_async(
+                stop_event=server._stop_event,
+                reader=reader,
+                protocol=server.protocol,
+                logger=log,
+                error_handler=server.report_server_error,
+            )
+        )
+    except BrokenPipeError:
+        log.error("the editor closed the connection; shutting down")
+    except (KeyboardInterrupt, SystemExit):
+        pass
+    finally:
+        server.shutdown()  # type: ignore[no-untyped-call]
 
 
 class SignalledStdin:
