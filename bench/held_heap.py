@@ -43,11 +43,13 @@ def project(root: Path, data_dir: Path, findings: int) -> None:
     register(data_dir, root)
 
 
-async def hold(client: AcpClient, presenter: Presenter, resource_id: str) -> None:
-    """One run of every validation of the resource, applied and sent."""
+async def hold(
+    client: AcpClient, presenter: Presenter, changed: set[FileKey], resource_id: str
+) -> None:
+    """One run of every validation of the resource, applied and sent (the
+    presenter reports the files that changed into ``changed``)."""
     after = await client.last_event_id()
-    changed: set[FileKey] = set()
-    presenter._on_change = changed.add  # the session's hook, here a set
+    changed.clear()
     started = await client.validation_run(resource_id)
     async for event in client.events(after):
         if isinstance(event, ValidationResultEvent):
@@ -69,12 +71,13 @@ async def main() -> None:
     roots = Roots()
     roots.remember(warm_up)
     roots.remember(held)
-    presenter = Presenter(DiagnosticsStore(), roots, "utf-16", lambda key: None)
-    await hold(client, presenter, warm_up.id)
+    changed: set[FileKey] = set()
+    presenter = Presenter(DiagnosticsStore(), roots, "utf-16", changed.add)
+    await hold(client, presenter, changed, warm_up.id)
     gc.collect()
     tracemalloc.start()
     before = tracemalloc.get_traced_memory()[0]
-    await hold(client, presenter, held.id)
+    await hold(client, presenter, changed, held.id)
     gc.collect()
     kept = tracemalloc.get_traced_memory()[0] - before
     tracemalloc.stop()

@@ -57,14 +57,23 @@ async def test_close_cancels_pending_publishes() -> None:
     assert sent == ["a"]
 
 
-async def test_a_burst_goes_out_in_slices_and_the_loop_runs_in_between() -> None:
-    sent: list[int] = []
-    publisher = CoalescingPublisher(sent.append, WINDOW, slice_size=10)
-    for key in range(100):
+async def sent_when_the_loop_ran(
+    publisher: CoalescingPublisher[int], sent: list[int], keys: int, wait: float
+) -> list[int]:
+    """Change ``keys`` keys, then wait ``wait`` s; how many had been sent when
+    the loop first ran something else (empty: it never did)."""
+    for key in range(keys):
         publisher.changed(key)
     seen_between: list[int] = []
     asyncio.get_running_loop().call_soon(lambda: seen_between.append(len(sent)))
-    await asyncio.sleep(0.01)
+    await asyncio.sleep(wait)
+    return seen_between
+
+
+async def test_a_burst_goes_out_in_slices_and_the_loop_runs_in_between() -> None:
+    sent: list[int] = []
+    publisher = CoalescingPublisher(sent.append, WINDOW, slice_size=10)
+    seen_between = await sent_when_the_loop_ran(publisher, sent, 100, 0.01)
     assert sorted(sent) == list(range(100))
     assert seen_between and 0 < seen_between[0] < 100  # something else ran mid-burst
 
@@ -77,11 +86,7 @@ async def test_a_slice_ends_when_its_time_is_up_whatever_its_size() -> None:
         sent.append(key)
 
     publisher = CoalescingPublisher(slow_send, WINDOW, slice_size=64, slice_seconds=0.005)
-    for key in range(30):
-        publisher.changed(key)
-    seen_between: list[int] = []
-    asyncio.get_running_loop().call_soon(lambda: seen_between.append(len(sent)))
-    await asyncio.sleep(0.2)
+    seen_between = await sent_when_the_loop_ran(publisher, sent, 30, 0.2)
     assert sorted(sent) == list(range(30))
     assert seen_between and seen_between[0] <= 3  # not all 30 in one go
 
