@@ -21,6 +21,7 @@ from typing import Any
 from pydantic import TypeAdapter
 
 from acp_backend.validation.config import ColumnUnit
+from acp_backend.validation.file_facts import FileFacts
 from acp_backend.validation.positions import SourceText
 from acp_backend.validation.raw import RawFinding, RawRegion, clip
 from acp_client.models import Finding
@@ -54,11 +55,16 @@ class FindingConverter:
     reported from elsewhere (a container's ``file:///src/``) to paths
     relative to the root. A finding about a file that is not there is
     dropped: its columns could not be converted, and a wrong working
-    directory would otherwise go unnoticed.
+    directory would otherwise go unnoticed. ``facts``: files earlier parses
+    read (``file_facts``), and where the files read now are noted.
     """
 
     def __init__(
-        self, root: str, base: str | None = None, path_map: Mapping[str, str] | None = None
+        self,
+        root: str,
+        base: str | None = None,
+        path_map: Mapping[str, str] | None = None,
+        facts: FileFacts | None = None,
     ) -> None:
         self._root = normalize_path(root)
         self._real_root = real_path(root)
@@ -75,6 +81,8 @@ class FindingConverter:
         self._paths: dict[str, str | None] = {}  # as reported -> relative, or None: dropped
         self._real_dirs: dict[str, str] = {}  # directory -> its real path
         self._linked_out: set[str] = set()  # plain paths that are links out of the root
+        self._facts = facts
+        self.known = 0  # files whose text and digest came from ``facts``
         self.file_hashes: dict[str, str] = {}
         self.dropped = 0  # outside the root
         self.missing = 0  # inside, but no such file
@@ -259,23 +267,36 @@ class FindingConverter:
             return self._sources[path]
         except KeyError:
             pass
-        source = None
         absolute = posixpath.join(self._root, path)
-        data: bytes | None
-        try:
-            data = _read(absolute, _NO_FOLLOW)
-        except OSError as exc:
-            data = self._read_link(absolute, path) if exc.errno == errno.ELOOP else None
-        if data is None:
-            if path not in self._linked_out:
-                log.warning("dropping findings for %s: no such file under %s", path, self._root)
+        known = None if self._facts is None else self._facts.lookup(absolute)
+        source: SourceText | None
+        if known is not None:
+            self.known += 1
+            self.file_hashes[path], source = known
         else:
-            source = SourceText(data)
-            self.file_hashes[path] = hashlib.sha256(data).hexdigest()
+            source = self._read_source(absolute, path)
         self._sources[path] = source
         return source
 
-    def _read_link(self, absolute: str, path: str) -> bytes | None:
+    def _read_source(self, absolute: str, path: str) -> SourceText | None:
+        facts = self._facts
+        read: tuple[bytes, os.stat_result] | None
+        try:
+            read = _read(absolute, _NO_FOLLOW)
+        except OSError as exc:
+            read = self._read_link(absolute, path) if exc.errno == errno.ELOOP else None
+            facts = None  # a link's target: ``lookup`` would stamp the link
+        if read is None:
+            if path not in self._linked_out:
+                log.warning("dropping findings for %s: no such file under %s", path, self._root)
+            return None
+        data, status = read
+        digest = self.file_hashes[path] = hashlib.sha256(data).hexdigest()
+        if facts is not None:
+            facts.note(absolute, status, digest, data)
+        return SourceText(data)
+
+    def _read_link(self, absolute: str, path: str) -> tuple[bytes, os.stat_result] | None:
         """A file ``_read`` would not open, being a link: read through the
         link when it stays in the root (None and a warning when it leaves)."""
         if not is_within(real_path(absolute), self._real_root):
@@ -295,17 +316,19 @@ where the system has no such flag (then links are looked for beforehand)."""
 _READ_SIZE = 1 << 16
 
 
-def _read(path: str, flags: int = 0) -> bytes:
-    """The file's bytes with system calls alone: ``open().read()`` builds a
-    file object around them, which cost more than the read of a small file."""
+def _read(path: str, flags: int = 0) -> tuple[bytes, os.stat_result]:
+    """The file's bytes and its status as read, with system calls alone:
+    ``open().read()`` builds a file object around them, which cost more
+    than the read of a small file."""
     chunks = []
     descriptor = os.open(path, os.O_RDONLY | flags)
     try:
+        status = os.fstat(descriptor)
         while chunk := os.read(descriptor, _READ_SIZE):
             chunks.append(chunk)
     finally:
         os.close(descriptor)
-    return b"".join(chunks)
+    return b"".join(chunks), status
 
 
 def _plain(reported: str) -> bool:
