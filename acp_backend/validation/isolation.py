@@ -214,8 +214,10 @@ def serve() -> None:
                     return
                 ours, theirs = socket.socketpair()
                 if os.fork() == 0:
+                    # The listener and the sockets of children forked before.
+                    for inherited in [*selector.get_map().values()]:
+                        cast("socket.socket", inherited.fileobj).close()
                     selector.close()
-                    listener.close()
                     ours.close()
                     signal.signal(signal.SIGCHLD, signal.SIG_DFL)
                     try:
