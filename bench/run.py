@@ -13,8 +13,10 @@ and a bare pygls server running the same command on save
 Sections: save -> diagnostics with real ruff; bursts of 1k/10k/100k findings
 (local and over HTTP + SSE) with request latency during the burst;
 overlapping validators; memory (RSS after a burst, and heap held per
-finding, traced in process by ``bench/held_heap.py``); start-up. ``--check`` exits
-1 when a target is missed; ``--report`` rewrites docs/performance.md from
+finding, traced in process by ``bench/held_heap.py``); start-up. A burst (up
+to 10,000 findings) or overlap comparison runs each side three times in
+turn and compares medians: one pair of runs swung by up to 2x on a shared
+machine. ``--check`` exits 1 when a target is missed; ``--report`` rewrites docs/performance.md from
 this run's JSON and the other benchmarks' (``bench/results/*.json``).
 """
 
@@ -371,7 +373,9 @@ def against_floor(measure: str, seconds: float, floor_s: float, total: int) -> R
     )
 
 
-async def bench_bursts(tmp: Path, sizes: Sequence[int]) -> list[Row]:
+async def bench_bursts(tmp: Path, sizes: Sequence[int], rounds: int) -> list[Row]:
+    """Each size's floor, local and HTTP runs, ``rounds`` times in turn for
+    sizes up to 10,000 (once for larger ones), compared by their medians."""
     rows: list[Row] = []
     per_file = 10
     for total in sizes:
@@ -380,24 +384,42 @@ async def bench_bursts(tmp: Path, sizes: Sequence[int]) -> list[Row]:
         trigger = burst_project(root, files)
         command = emit(files, per_file)  # the floors have no cap on one run
         acp_toml(root, burst_validations(files, per_file))
-        data_dir = tmp / f"burst{total}-data"
-        register(data_dir, root)
-        floor_s, _, _, _ = await burst(
-            floor("pygls", root, command), root, trigger, files, per_file
-        )
-        local_s, pings, wire, held = await burst(
-            acp_lsp(data_dir), root, trigger, files, per_file, ping=True
-        )
+        floors: list[float] = []
+        locals_: list[float] = []
+        https: list[float] = []
+        pings: list[float] = []
+        for round_ in range(rounds if total <= 10_000 else 1):
+            data_dir = tmp / f"burst{total}-data{round_}"
+            register(data_dir, root)
+            floor_s, _, _, _ = await burst(
+                floor("pygls", root, command), root, trigger, files, per_file
+            )
+            local_s, round_pings, wire, held = await burst(
+                acp_lsp(data_dir), root, trigger, files, per_file, ping=True
+            )
+            http_data = tmp / f"burst{total}-http-data{round_}"  # nothing to list at start
+            register(http_data, root)
+            serve = Serve(http_data)
+            try:
+                http_s, _, _, _ = await burst(acp_lsp(http_data), root, trigger, files, per_file)
+            finally:
+                serve.stop()
+            floors.append(floor_s)
+            locals_.append(local_s)
+            https.append(http_s)
+            pings += round_pings
+        floor_s = statistics.median(floors)
         rows.append(Row("burst", f"pygls floor, {total} findings", floor_s, "s"))
-        rows.append(against_floor(f"acp-lsp local, {total} findings", local_s, floor_s, total))
-        http_data = tmp / f"burst{total}-http-data"  # no earlier results to list at start
-        register(http_data, root)
-        serve = Serve(http_data)
-        try:
-            http_s, _, _, _ = await burst(acp_lsp(http_data), root, trigger, files, per_file)
-        finally:
-            serve.stop()
-        rows.append(against_floor(f"acp-lsp HTTP+SSE, {total} findings", http_s, floor_s, total))
+        rows.append(
+            against_floor(
+                f"acp-lsp local, {total} findings", statistics.median(locals_), floor_s, total
+            )
+        )
+        rows.append(
+            against_floor(
+                f"acp-lsp HTTP+SSE, {total} findings", statistics.median(https), floor_s, total
+            )
+        )
         if pings:
             p99 = pct(pings, 0.99)
             rows.append(
@@ -445,38 +467,56 @@ def heap_per_finding(work: Path, total: int) -> float:
     return float(json.loads(done.stdout.splitlines()[-1])["bytes_per_finding"])
 
 
-async def bench_overlap(tmp: Path, files: int) -> list[Row]:
+Sample = tuple[float, int]
+"""Seconds and bytes of one overlap run."""
+
+
+async def bench_overlap(tmp: Path, files: int, rounds: int) -> list[Row]:
     """10 findings in each file, from 10 validators over the same files or
     from one validator (several over disjoint files, where one result
-    could not hold them all: ``RESULT_CAP``)."""
+    could not hold them all: ``RESULT_CAP``). Each side runs ``rounds``
+    times, alternating, each in a new session and data dir; the medians are
+    compared (a single pair swung by 2x on a loaded machine)."""
     rows: list[Row] = []
-    measured: dict[int, tuple[float, int]] = {}
+    samples: dict[int, list[Sample]] = {1: [], 10: []}
     baseline = burst_validations(files, 10)
+    roots: dict[int, tuple[Path, Path]] = {}
     for validators in (1, 10):
         root = tmp / f"overlap{validators}"
         trigger = burst_project(root, files)
         overlapping = [(f"v{k}", emit(files, 1, f"V{k:03d}")) for k in range(10)]
         acp_toml(root, overlapping if validators == 10 else baseline)
-        data_dir = tmp / f"overlap{validators}-data"
-        register(data_dir, root)
+        roots[validators] = (root, trigger)
+    for round_ in range(rounds):
+        for validators, (root, trigger) in roots.items():
+            data_dir = tmp / f"overlap{validators}-data{round_}"
+            register(data_dir, root)
+            sink = samples[validators]
 
-        async def work(wire: Wire, trigger: Path = trigger, validators: int = validators) -> None:
-            wire.open(trigger)
-            await asyncio.sleep(1.0)
-            before_bytes = wire.bytes_in
-            started = time.monotonic()
-            wire.save(trigger)
-            final: dict[str, int] = {}
+            async def work(wire: Wire, trigger: Path = trigger, sink: list[Sample] = sink) -> None:
+                wire.open(trigger)
+                await asyncio.sleep(1.0)
+                before_bytes = wire.bytes_in
+                started = time.monotonic()
+                wire.save(trigger)
+                final: dict[str, int] = {}
 
-            def complete() -> bool:
-                for p in wire.published:
-                    final[p.uri] = p.count
-                return sum(1 for c in final.values() if c == 10) >= files
+                def complete() -> bool:
+                    for p in wire.published:
+                        final[p.uri] = p.count
+                    return sum(1 for c in final.values() if c == 10) >= files
 
-            await wire.wait(complete, seconds=900)
-            measured[validators] = (time.monotonic() - started, wire.bytes_in - before_bytes)
+                await wire.wait(complete, seconds=900)
+                sink.append((time.monotonic() - started, wire.bytes_in - before_bytes))
 
-        await session(acp_lsp(data_dir), root, work)
+            await session(acp_lsp(data_dir), root, work)
+    measured = {
+        validators: (
+            statistics.median(s for s, _ in runs),
+            statistics.median(b for _, b in runs),
+        )
+        for validators, runs in samples.items()
+    }
     one_s, one_bytes = measured[1]
     ten_s, ten_bytes = measured[10]
     floor_name = "1 validator" if len(baseline) == 1 else f"{len(baseline)} over disjoint files"
@@ -631,12 +671,12 @@ async def main() -> int:
         tmp = Path(name)
         if "save" in sections:
             rows += await bench_save(tmp, rounds)
+        repeats = 1 if args.quick else 3  # sessions per side of a burst or overlap comparison
         if "burst" in sections:
-            rows += await bench_bursts(
-                tmp, (1_000, 10_000) if args.quick else (1_000, 10_000, 100_000)
-            )
+            sizes = (1_000, 10_000) if args.quick else (1_000, 10_000, 100_000)
+            rows += await bench_bursts(tmp, sizes, repeats)
         if "overlap" in sections:
-            rows += await bench_overlap(tmp, 1_000 if args.quick else 10_000)
+            rows += await bench_overlap(tmp, 1_000 if args.quick else 10_000, repeats)
         if "startup" in sections:
             rows += await bench_startup(tmp, 3 if args.quick else 7)
     print(markdown(rows))
