@@ -90,13 +90,14 @@ def config_mark(error: Finding) -> ConfigMark:
     return ConfigMark(DECLARATION_TOP, error.message, error.code, anchored=True)
 
 
-Placed = dict[str, Sequence[int | None]]
-"""Path (relative to the resource root) -> the indexes of the result's
-findings shown there; ``None`` stands for the result's own message (a result
-without findings). Held for as long as the result is shown, so compact: a
-``range`` when the file's findings are adjacent in the result (a tool's
-output mostly is grouped by file), else an ``array``; a list held a 28-byte
-int object per index above 256, ~45 bytes a finding with its slot."""
+Placed = dict[str, int | Sequence[int | None]]
+"""Path (relative to the resource root) -> which of the result's findings
+are shown there (``indexes`` reads it). Held for as long as the result is
+shown, so compact: when the file's findings are adjacent in the result (a
+tool's output mostly is grouped by file), the index of the first, an int
+(a ``range`` with its ends held ~8 bytes a finding more); else an ``array``
+of their indexes (a list held a 28-byte int object per index above 256);
+``[None]`` for the result's own message (a result without findings)."""
 
 
 def placed(result: ValidationResult) -> Placed:
@@ -114,7 +115,7 @@ def placed(result: ValidationResult) -> Placed:
     grouped: dict[str, list[int]] = {}
     allowed: dict[str, bool] = {}
     for index, finding in enumerate(result.findings):
-        path = anchor if finding.location is None else finding.location.path
+        path = _path_of(finding, anchor)
         ok = allowed.get(path)
         if ok is None:
             ok = allowed[path] = inside(path)
@@ -127,11 +128,30 @@ def placed(result: ValidationResult) -> Placed:
     return {path: _compact(indexes) for path, indexes in grouped.items()}
 
 
-def _compact(indexes: list[int]) -> Sequence[int]:
+def _compact(indexes: list[int]) -> int | Sequence[int]:
     first, last = indexes[0], indexes[-1]
     if last - first + 1 == len(indexes):  # increasing, so adjacent
-        return range(first, last + 1)
+        return first
     return array("I", indexes)
+
+
+def indexes(
+    result: ValidationResult, path: str, held: int | Sequence[int | None]
+) -> Sequence[int | None]:
+    """The indexes of the result's findings shown in ``path``, from what
+    ``placed`` holds for it: an int is the first of a run that ends where a
+    finding is elsewhere."""
+    if not isinstance(held, int):
+        return held
+    findings, anchor = result.findings, anchor_of(result).path
+    end = held + 1
+    while end < len(findings) and _path_of(findings[end], anchor) == path:
+        end += 1
+    return range(held, end)
+
+
+def _path_of(finding: Finding, anchor: str) -> str:
+    return anchor if finding.location is None else finding.location.path
 
 
 Spot = tuple[Location, bool, str, str | None, int | None]
@@ -172,6 +192,6 @@ def mark_at(result: ValidationResult, index: int | None) -> Mark:
 def marks_for(result: ValidationResult) -> dict[str, list[Mark]]:
     """The result's marks grouped by path (relative to the resource root)."""
     return {
-        path: [mark_at(result, index) for index in indexes]
-        for path, indexes in placed(result).items()
+        path: [mark_at(result, index) for index in indexes(result, path, held)]
+        for path, held in placed(result).items()
     }

@@ -74,6 +74,7 @@ async def test_a_partial_result_it_cannot_continue_is_caught_up_by_listing(
     backend.publish_event(
         ValidationResultEvent, result=partial, covered=("a.py",), base_result_id="missed"
     )
+
     # Both files arrive, in either order: a.py was sent moments ago, so its
     # next publish waits for the end of its coalescing window; b.py's does not.
     def messages() -> dict[str, list[str]]:

@@ -8,7 +8,15 @@ from lsprotocol.types import PositionEncodingKind as Enc
 
 from acp_client.models import Finding, Location, RelatedLocation, ValidationMode
 from lsp_server.features.diagnostics import mapping
-from lsp_server.marks import ConfigMark, Mark, config_mark, marks_for, placed, severity_for
+from lsp_server.marks import (
+    ConfigMark,
+    Mark,
+    config_mark,
+    indexes,
+    marks_for,
+    placed,
+    severity_for,
+)
 from tests.unit.lsp.lsp_factories import finding, result
 
 REQ, INFO = ValidationMode.REQUIRED, ValidationMode.INFORMATIONAL
@@ -67,13 +75,19 @@ def test_required_pass_shows_nothing_even_with_findings() -> None:
 
 def test_the_indexes_held_per_file_are_compact() -> None:
     """Held as long as a result is shown: no int object per finding (~45
-    bytes a finding at 100,000 of them). Adjacent ones are a range."""
+    bytes a finding at 100,000 of them). Adjacent ones are their first."""
     findings = [finding(f"m{n // 300}.py", n % 300) for n in range(600)]
     findings += [finding("x.py"), finding("y.py"), finding("x.py")]
-    shown = placed(result(findings=findings))
-    assert shown["m0.py"] == range(300) and shown["m1.py"] == range(300, 600)
+    findings += [finding("z.py"), Finding(message="nowhere"), finding("acp.toml")]
+    held = result(findings=findings)
+    shown = placed(held)
+    assert shown["m0.py"] == 0 and shown["m1.py"] == 300
+    assert indexes(held, "m0.py", 0) == range(300)
+    assert indexes(held, "m1.py", 300) == range(300, 600)
     assert list(shown["x.py"]) == [600, 602] and not isinstance(shown["x.py"], list)
-    assert list(shown["y.py"]) == [601]
+    assert indexes(held, "y.py", shown["y.py"]) == range(601, 602)
+    assert indexes(held, "z.py", shown["z.py"]) == range(603, 604)  # up to one without a file
+    assert indexes(held, "acp.toml", shown["acp.toml"]) == range(604, 606)  # shown on acp.toml
     assert placed(result(mode=INFO, passed=True)) == {"acp.toml": [None]}
 
 
