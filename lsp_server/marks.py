@@ -94,10 +94,13 @@ Placed = dict[str, int | Sequence[int | None]]
 """Path (relative to the resource root) -> which of the result's findings
 are shown there (``indexes`` reads it). Held for as long as the result is
 shown, so compact: when the file's findings are adjacent in the result (a
-tool's output mostly is grouped by file), the index of the first, an int
-(a ``range`` with its ends held ~8 bytes a finding more); else an ``array``
-of their indexes (a list held a 28-byte int object per index above 256);
-``[None]`` for the result's own message (a result without findings)."""
+tool's output mostly is grouped by file), one int holding the first index
+and how many (a ``range`` with its int ends held ~8 bytes a finding more);
+else an ``array`` of their indexes (a list held a 28-byte int object per
+index above 256); ``[None]`` for the result's own message (a result
+without findings)."""
+
+_RUN = 1 << 16  # a run of adjacent findings is held as first * _RUN + count
 
 
 def placed(result: ValidationResult) -> Placed:
@@ -129,25 +132,19 @@ def placed(result: ValidationResult) -> Placed:
 
 
 def _compact(indexes: list[int]) -> int | Sequence[int]:
-    first, last = indexes[0], indexes[-1]
-    if last - first + 1 == len(indexes):  # increasing, so adjacent
-        return first
+    first, count = indexes[0], len(indexes)
+    if indexes[-1] - first + 1 == count:  # increasing, so adjacent
+        return first * _RUN + count if count < _RUN else range(first, first + count)
     return array("I", indexes)
 
 
-def indexes(
-    result: ValidationResult, path: str, held: int | Sequence[int | None]
-) -> Sequence[int | None]:
-    """The indexes of the result's findings shown in ``path``, from what
-    ``placed`` holds for it: an int is the first of a run that ends where a
-    finding is elsewhere."""
+def indexes(held: int | Sequence[int | None]) -> Sequence[int | None]:
+    """The indexes of a result's findings in a file, from what ``placed``
+    holds for it."""
     if not isinstance(held, int):
         return held
-    findings, anchor = result.findings, anchor_of(result).path
-    end = held + 1
-    while end < len(findings) and _path_of(findings[end], anchor) == path:
-        end += 1
-    return range(held, end)
+    first, count = divmod(held, _RUN)
+    return range(first, first + count)
 
 
 def _path_of(finding: Finding, anchor: str) -> str:
@@ -192,6 +189,6 @@ def mark_at(result: ValidationResult, index: int | None) -> Mark:
 def marks_for(result: ValidationResult) -> dict[str, list[Mark]]:
     """The result's marks grouped by path (relative to the resource root)."""
     return {
-        path: [mark_at(result, index) for index in indexes(result, path, held)]
+        path: [mark_at(result, index) for index in indexes(held)]
         for path, held in placed(result).items()
     }

@@ -63,6 +63,10 @@ class DiagnosticsStore:
         # By scope, then by validation; a file's validations are found by
         # looking its path up in each (a scope has few validations).
         self._shown: dict[str, dict[str, _Shown]] = {}
+        # Every layer of a scope, in one list, for ``held`` (a file is looked
+        # up in each; the nested loop cost more than the lookups): rebuilt
+        # after a change of the scope's layers.
+        self._layers: dict[str, list[tuple[ValidationResult, Placed]]] = {}
         self._config_errors: dict[str, ConfigMark] = {}  # by resource id
         self._plan_scopes: dict[str, str] = {}  # plan id -> its sandbox's scope
         # By scope, then by path (the findings' own string: no key tuple a file).
@@ -97,6 +101,7 @@ class DiagnosticsStore:
         validations[result.validation] = _Shown(
             result, self._clock, [(result, grouped)] if grouped else []
         )
+        self._layers.pop(scope, None)
         return self._bump(scope, touched | grouped.keys())
 
     def apply_partial(
@@ -134,6 +139,7 @@ class DiagnosticsStore:
         self._clock += 1
         shown.latest, shown.applied = result, self._clock
         shown.layers = [(result, grouped), *layers] if grouped else layers
+        self._layers.pop(scope, None)
         return self._bump(scope, dropped | grouped.keys())
 
     def now(self) -> int:
@@ -161,6 +167,7 @@ class DiagnosticsStore:
                 gone |= validations.pop(validation).paths()
         if not validations:
             self._shown.pop(scope, None)
+        self._layers.pop(scope, None)
         return changed | self._bump(scope, gone)
 
     def set_config_error(self, resource_id: str, error: Finding | None) -> set[FileKey]:
@@ -189,6 +196,7 @@ class DiagnosticsStore:
                     had_marks = True
                     if not where:
                         del shown.layers[n]
+                        self._layers.pop(scope, None)
                     break  # a path is in one layer at most
         had_config_error = self.config_error(key) is not None
         if had_config_error:
@@ -210,10 +218,15 @@ class DiagnosticsStore:
         """The file's results, each with the indexes of its findings shown
         there: what ``mapping.diagnostics`` converts without a ``Mark`` each."""
         scope, path = key
+        layers = self._layers.get(scope)
+        if layers is None:
+            validations = self._shown.get(scope, {}).values()
+            layers = self._layers[scope] = [
+                layer for shown in validations for layer in shown.layers
+            ]
         return [
-            (result, indexes(result, path, held))
-            for shown in self._shown.get(scope, {}).values()
-            for result, where in shown.layers
+            (result, indexes(held))
+            for result, where in layers
             if (held := where.get(path)) is not None
         ]
 

@@ -70,7 +70,7 @@ def view(
         text
         for r in results
         if "a.py" in placed(r)
-        for text in diagnostics(r, indexes(r, "a.py", placed(r)["a.py"]), None, "utf-16")
+        for text in diagnostics(r, indexes(placed(r)["a.py"]), None, "utf-16")
     )
     return DocumentView(
         uri="file:///r/a.py",
