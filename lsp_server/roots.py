@@ -180,7 +180,7 @@ class Roots:
 
     def note_uri(self, key: FileKey, uri: str) -> None:
         """The editor opened this file under ``uri``: use that spelling from now on."""
-        if self._editor_uris.get(key) != uri:
+        if self.uri_of(key) != uri:
             self._respell(key)
         self._editor_uris[key] = uri
 
