@@ -118,7 +118,7 @@ def placed(result: ValidationResult) -> Placed:
     grouped: dict[str, list[int]] = {}
     allowed: dict[str, bool] = {}
     for index, finding in enumerate(result.findings):
-        path = _path_of(finding, anchor)
+        path = anchor if finding.location is None else finding.location.path
         ok = allowed.get(path)
         if ok is None:
             ok = allowed[path] = inside(path)
@@ -128,14 +128,14 @@ def placed(result: ValidationResult) -> Placed:
                 )
         if ok:
             grouped.setdefault(path, []).append(index)
-    return {path: _compact(indexes) for path, indexes in grouped.items()}
+    return {path: _compact(found) for path, found in grouped.items()}
 
 
-def _compact(indexes: list[int]) -> int | Sequence[int]:
-    first, count = indexes[0], len(indexes)
-    if indexes[-1] - first + 1 == count:  # increasing, so adjacent
+def _compact(found: list[int]) -> int | Sequence[int]:
+    first, count = found[0], len(found)
+    if found[-1] - first + 1 == count:  # increasing, so adjacent
         return first * _RUN + count if count < _RUN else range(first, first + count)
-    return array("I", indexes)
+    return array("I", found)
 
 
 def indexes(held: int | Sequence[int | None]) -> Sequence[int | None]:
@@ -145,10 +145,6 @@ def indexes(held: int | Sequence[int | None]) -> Sequence[int | None]:
         return held
     first, count = divmod(held, _RUN)
     return range(first, first + count)
-
-
-def _path_of(finding: Finding, anchor: str) -> str:
-    return anchor if finding.location is None else finding.location.path
 
 
 Spot = tuple[Location, bool, str, str | None, int | None]
