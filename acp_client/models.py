@@ -13,7 +13,7 @@ from datetime import datetime
 from enum import StrEnum
 from typing import Annotated
 
-from pydantic import BaseModel, BeforeValidator, ConfigDict, Field
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, WithJsonSchema
 from pydantic.dataclasses import dataclass
 
 MAX_POSITION = 2**31 - 1
@@ -28,8 +28,15 @@ def _clamp_position(value: object) -> object:
     return value
 
 
-Position = Annotated[int, BeforeValidator(_clamp_position), Field(ge=0, le=MAX_POSITION)]
-"""A 0-based line, or a character offset in code points; out-of-range values are clamped."""
+Position = Annotated[
+    Annotated[int, Field(ge=0, le=MAX_POSITION)]
+    | Annotated[int, BeforeValidator(_clamp_position), Field(ge=0, le=MAX_POSITION)],
+    Field(union_mode="left_to_right"),
+    WithJsonSchema({"ge": 0, "le": MAX_POSITION, "type": "integer"}),
+]
+"""A 0-based line, or a character offset in code points; out-of-range values
+are clamped. A number in range is checked in pydantic's core alone: calling
+the clamp for every position of 10,000 findings took two thirds of reading them."""
 
 
 class Model(BaseModel):

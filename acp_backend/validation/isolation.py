@@ -21,6 +21,11 @@ parses the next, then an empty message, then the verdict without findings
 standard library writes and pydantic reads in C and Rust, or a pickle
 (``P``) when JSON cannot carry it (a lone surrogate: storing it fails
 later, as an ``unrecorded`` result).
+
+Each child also has a socket back to the fork server: once its verdict is
+out, it sends there the files it read (``file_facts``), which the children
+forked after it inherit. The fork server reads that with a deadline and a
+size bound, and a child that dies meanwhile costs only what it had to tell.
 """
 
 from __future__ import annotations
@@ -31,8 +36,10 @@ import json
 import math
 import os
 import pickle
+import selectors
 import signal
 import socket
+import struct
 import subprocess
 import sys
 import threading
@@ -41,6 +48,7 @@ from multiprocessing.connection import Connection
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
+from acp_backend.validation.file_facts import CAPACITY, FileFacts, Learned
 from acp_backend.validation.locations import FINDINGS, FindingWire
 from acp_client.models import Finding
 
@@ -51,6 +59,9 @@ if TYPE_CHECKING:  # the validator imports this module
 
 _CHUNK = 1024 * 1024  # characters of output per message to the child
 _SERVER_FD_ENV = "ACP_PARSE_SERVER_FD"
+_FACTS_HEADER = struct.Struct("!Q")  # the length of what a child tells of the files it read
+_FACTS_LIMIT = 2 * CAPACITY  # bytes: a longer message is not read
+_FACTS_DEADLINE = 2.0  # seconds the fork server waits for the rest of a message
 
 
 class ParseTimeout(Exception):
@@ -184,28 +195,46 @@ def _exchange(connection: Connection, request: tuple[Any, ...], texts: tuple[str
 
 
 def serve() -> None:
-    """The fork server's main loop: one forked child per connection received."""
+    """The fork server's main loop: one forked child per connection received,
+    and what each child read taken in (``file_facts``) for the next ones."""
     from acp_backend.validation import validator  # imported once, inherited by every fork
 
     del validator
     signal.signal(signal.SIGCHLD, signal.SIG_IGN)  # children reap themselves
     listener = socket.socket(fileno=int(os.environ.pop(_SERVER_FD_ENV)))
+    facts = FileFacts()
+    selector = selectors.DefaultSelector()
+    selector.register(listener, selectors.EVENT_READ)
     while True:
-        message, fds, _, _ = socket.recv_fds(listener, 1, 1)
-        if not message:  # the backend closed its end: it is gone
-            return
-        if os.fork() == 0:
-            listener.close()
-            signal.signal(signal.SIGCHLD, signal.SIG_DFL)
-            try:
-                _child(Connection(fds[0]))
-            finally:
-                os._exit(0)
-        for fd in fds:
-            os.close(fd)
+        for key, _ in selector.select():
+            told = key.fileobj
+            if told is listener:
+                message, fds, _, _ = socket.recv_fds(listener, 1, 1)
+                if not message:  # the backend closed its end: it is gone
+                    return
+                ours, theirs = socket.socketpair()
+                if os.fork() == 0:
+                    selector.close()
+                    listener.close()
+                    ours.close()
+                    signal.signal(signal.SIGCHLD, signal.SIG_DFL)
+                    try:
+                        facts.forked()
+                        _child(Connection(fds[0]), theirs, facts)
+                    finally:
+                        os._exit(0)
+                theirs.close()
+                for fd in fds:
+                    os.close(fd)
+                selector.register(ours, selectors.EVENT_READ)
+            else:
+                assert isinstance(told, socket.socket)
+                selector.unregister(told)
+                with told:
+                    facts.learn(receive_facts(told))
 
 
-def _child(connection: Connection) -> None:
+def _child(connection: Connection, server: socket.socket, facts: FileFacts) -> None:
     from acp_backend.validation.validator import judge
 
     connection.send(os.getpid())
@@ -218,11 +247,47 @@ def _child(connection: Connection) -> None:
         connection.send_bytes(_batch(findings))
 
     try:
-        answer: Verdict | Exception = judge(config, whole, root, max_findings, hand_on)
+        answer: Verdict | Exception = judge(config, whole, root, max_findings, hand_on, facts=facts)
     except Exception as exc:  # sent back and raised in the backend
         answer = exc
     connection.send_bytes(b"")
     connection.send(answer)
+    connection.close()
+    send_facts(server, facts.fresh)
+
+
+def send_facts(server: socket.socket, learned: list[Learned]) -> None:
+    if learned:
+        payload = pickle.dumps(learned, protocol=pickle.HIGHEST_PROTOCOL)
+        with contextlib.suppress(OSError):
+            server.sendall(_FACTS_HEADER.pack(len(payload)) + payload)
+
+
+def receive_facts(told: socket.socket) -> list[Learned]:
+    """What a child sent of the files it read; nothing when it sent nothing,
+    too much, something else, or not all of it in time."""
+    told.settimeout(_FACTS_DEADLINE)
+    try:
+        header = _receive_exactly(told, _FACTS_HEADER.size)
+        (length,) = _FACTS_HEADER.unpack(header)
+        if length > _FACTS_LIMIT:
+            return []
+        learned = pickle.loads(_receive_exactly(told, length))
+    except (OSError, EOFError, ValueError, pickle.UnpicklingError, struct.error):
+        return []
+    return learned if isinstance(learned, list) else []
+
+
+def _receive_exactly(told: socket.socket, size: int) -> bytes:
+    buffer = bytearray(size)
+    view = memoryview(buffer)
+    received = 0
+    while received < size:
+        count = told.recv_into(view[received:])
+        if not count:
+            raise EOFError
+        received += count
+    return bytes(buffer)
 
 
 def _batch(findings: list[FindingWire]) -> bytes:

@@ -30,6 +30,9 @@ class SourceText:
             self._breaks = None
         self._decoded: dict[int, str] = {}
 
+    def line_count(self) -> int:
+        return len(self._raw_lines)
+
     def line(self, index: int) -> str | None:
         """Line ``index`` (0-based) decoded (invalid UTF-8 replaced), or None past the end."""
         if not 0 <= index < len(self._raw_lines):

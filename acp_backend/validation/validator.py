@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
@@ -12,6 +13,7 @@ from typing import Any
 from acp_backend.ids import new_ulid
 from acp_backend.validation import isolation
 from acp_backend.validation.config import DEFAULT_PATTERN, OutputFormat, ValidationConfig
+from acp_backend.validation.file_facts import FileFacts
 from acp_backend.validation.isolation import ParseCrashed, ParseTimeout
 from acp_backend.validation.locations import FindingConverter, FindingWire, findings_of
 from acp_backend.validation.parsers import parse_output
@@ -27,6 +29,8 @@ from acp_backend.validation.runner import (
 from acp_backend.validation.scope import merged_findings, merged_hashes, scoped_command
 from acp_client.covered import covers
 from acp_client.models import Finding, ResultOutcome, SeverityHint, ValidationResult
+
+log = logging.getLogger(__name__)
 
 MAX_FINDINGS = 10_000  # per result: beyond this an editor shows noise, not information
 MIN_PARSE_BUDGET = 2.0  # seconds a parse always gets, however long the tool took
@@ -70,6 +74,7 @@ class Verdict:
     findings: tuple[Finding, ...] = ()
     file_hashes: dict[str, str] = field(default_factory=dict)
     handed_on_void: bool = False  # the findings handed on before it are not its (bad output)
+    known_files: int = 0  # files read by an earlier parse (``file_facts``), not again
 
 
 @dataclass(frozen=True)
@@ -178,6 +183,13 @@ async def judge_bounded(
         )
     except ParseCrashed as exc:
         return Verdict(False, str(exc), ResultOutcome.ERROR)
+    log.debug(
+        "%s: output read in %.0f ms, %d of its %d files as an earlier parse read them",
+        config.name,
+        (time.monotonic() - begun) * 1000,
+        verdict.known_files,
+        len(verdict.file_hashes),
+    )
     return verdict
 
 
@@ -245,12 +257,15 @@ def judge(
     root: Path,
     max_findings: int = MAX_FINDINGS,
     hand_on: Callable[[list[FindingWire]], None] | None = None,
+    *,
+    facts: FileFacts | None = None,
 ) -> Verdict:
     """Passed means: the command exited with an ``ok_status`` (0) and reported no findings.
 
     With ``hand_on``, the findings go to it as JSON-ready data, in batches of
     ``HAND_ON_BATCH`` as they are read (the parsing child streams them to the
-    backend), and the verdict has none of its own."""
+    backend), and the verdict has none of its own. ``facts``: files earlier
+    parses read (the parsing child's, from the fork server)."""
     if process.ending is Ending.NOT_STARTED:
         return Verdict(False, _not_started(config, process.error), ResultOutcome.ERROR)
     if process.ending is Ending.TIMED_OUT:
@@ -273,7 +288,7 @@ def judge(
     if process.error:  # its report file could not be read
         return Verdict(False, f"{process.error} ({status})", ResultOutcome.ERROR)
     base = str(root / config.cwd) if config.cwd else None
-    converter = FindingConverter(str(root), base, config.path_map)
+    converter = FindingConverter(str(root), base, config.path_map, facts)
     kept = _Kept(max_findings, hand_on)
     total = below = 0
     floor = _LEVEL_ORDER.index(config.min_level) if config.min_level else 0
@@ -301,6 +316,7 @@ def judge(
         _summary(total, kept.count, ignored, process, ok),
         findings=kept.done(),
         file_hashes=converter.file_hashes,
+        known_files=converter.known,
     )
 
 

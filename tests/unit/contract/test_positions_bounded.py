@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from pydantic import TypeAdapter
+import pytest
+from pydantic import TypeAdapter, ValidationError
 
 from acp_client.models import MAX_POSITION, Finding, Location
 
@@ -21,3 +22,21 @@ def test_one_absurd_finding_does_not_make_the_others_unreadable() -> None:
     assert TypeAdapter(Finding).validate_python(raw).location == Location(
         path="a.py", line=MAX_POSITION, character=0
     )
+
+
+def test_positions_read_from_json_are_clamped_too_and_non_numbers_refused() -> None:
+    """A position in range is checked in pydantic's core alone; one out of
+    range falls back to the clamp, from JSON as from Python."""
+    findings = TypeAdapter(tuple[Finding, ...])
+    text = (
+        '[{"message": "x", "location": {"path": "a.py", "line": 99999999999, "character": -1}},'
+        ' {"message": "y", "location": {"path": "a.py", "line": 3, "character": 4,'
+        ' "end_line": 3, "end_character": 7}}]'
+    )
+    clamped, plain = findings.validate_json(text)
+    assert clamped.location == Location(path="a.py", line=MAX_POSITION, character=0)
+    assert plain.location == Location(path="a.py", line=3, character=4, end_line=3, end_character=7)
+    with pytest.raises(ValidationError):
+        findings.validate_json(
+            '[{"message": "x", "location": {"path": "a.py", "line": "x", "character": 0}}]'
+        )

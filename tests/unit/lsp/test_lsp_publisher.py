@@ -194,6 +194,38 @@ async def test_a_key_in_view_is_refreshed_at_every_tick_of_a_hold() -> None:
     publisher.close()
 
 
+async def test_a_tick_lets_out_what_fits_in_its_share_of_the_time_and_keys_in_view() -> None:
+    """Sends that cost 2 ms, a tick every 100 ms, a fifth of it for sending:
+    about ten files of the run go out early (and the open one), the rest
+    when the run ends."""
+    sent: list[str] = []
+
+    def send(key: str) -> None:
+        time.sleep(0.002)
+        sent.append(key)
+
+    publisher = CoalescingPublisher(
+        send, WINDOW, max_hold=0.1, hold_share=0.2, in_view=lambda key: key == "open"
+    )
+    for key in ("w", "x", "y", "z"):  # sends before the run: their cost is measured
+        publisher.changed(key)
+    await asyncio.sleep(0.03)
+    sent.clear()
+    publisher.hold()
+    files = [f"f{n}" for n in range(60)]
+    for key in [*files, "open"]:
+        publisher.changed(key)
+    await asyncio.sleep(0.15)
+    early = [key for key in sent if key != "open"]
+    assert "open" in sent
+    assert 3 <= len(early) <= 12
+    assert early == files[: len(early)]  # in the order they changed
+    publisher.release()
+    await asyncio.sleep(0.3)
+    assert sorted(sent) == sorted([*files, "open"])  # nothing changed again: sent once
+    publisher.close()
+
+
 async def test_a_key_sent_during_a_hold_waits_at_most_max_stale() -> None:
     sent: list[str] = []
     publisher = CoalescingPublisher(sent.append, WINDOW, max_hold=0.02, max_stale=0.1)

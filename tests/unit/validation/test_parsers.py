@@ -11,10 +11,18 @@ from pathlib import Path
 
 import pytest
 
+from acp_backend.validation import locations
 from acp_backend.validation.config import ColumnUnit
 from acp_backend.validation.locations import FindingConverter, findings_of
 from acp_backend.validation.parsers import parse_output
-from acp_backend.validation.raw import OutputError, RawFinding
+from acp_backend.validation.raw import (
+    OutputError,
+    RawEdit,
+    RawFinding,
+    RawFix,
+    RawRegion,
+    RawRelated,
+)
 from acp_backend.validation.runner import Ending, ProcessOutcome
 from acp_backend.validation.validator import judge
 from acp_client.models import Finding, SeverityHint
@@ -239,6 +247,13 @@ class TestAcpJson:
 
 
 class TestPathJail:
+    @pytest.fixture(autouse=True, params=["no-follow open", "lstat first"])
+    def link_check(self, request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> None:
+        """Both ways of finding a link: opening without following one, and
+        (where the system has no ``O_NOFOLLOW``) looking before opening."""
+        if request.param == "lstat first":
+            monkeypatch.setattr(locations, "_NO_FOLLOW", 0)
+
     def test_findings_outside_the_root_are_dropped(self, tmp_path: Path) -> None:
         root = tmp_path / "root"
         (root / "pkg").mkdir(parents=True)
@@ -266,7 +281,31 @@ class TestPathJail:
             "pkg/ok.py",
         ]
         assert converter.dropped == 3
-        assert "secret.py" not in " ".join(converter.file_hashes)
+        assert converter.missing == 0
+        assert sorted(converter.file_hashes) == ["inside.py", "pkg/ok.py"]
+
+    def test_a_related_place_or_a_fix_through_a_link_out_of_the_root_is_left_out(
+        self, tmp_path: Path
+    ) -> None:
+        """The file opened without following a link (``O_NOFOLLOW``) is checked
+        when it is one: secondary places meet that check too."""
+        root = tmp_path / "root"
+        root.mkdir()
+        (root / "a.py").write_text("a = 1\n")
+        (tmp_path / "secret.py").write_text("s = 1\n")
+        (root / "escape.py").symlink_to(tmp_path / "secret.py")
+        (root / "inside.py").symlink_to(root / "a.py")
+        related = tuple(RawRelated(RawRegion(p), "see") for p in ("escape.py", "inside.py"))
+        fixes = tuple(
+            RawFix(f"fix {p}", (RawEdit(RawRegion(p), "x"),)) for p in ("escape.py", "inside.py")
+        )
+        raw = RawFinding("m", path="a.py", line=0, related=related, fixes=fixes)
+        converter = FindingConverter(str(root))
+        assert converter.admits(raw)
+        (finding,) = findings_of([converter.convert(raw)])
+        assert [r.location.path for r in finding.related] == ["inside.py"]
+        assert [f.description for f in finding.fixes] == ["fix inside.py"]
+        assert "escape.py" not in converter.file_hashes
 
     def test_paths_from_a_working_directory_and_odd_spellings(self, tmp_path: Path) -> None:
         root = tmp_path / "root"

@@ -1,0 +1,147 @@
+"""Files read by one parse, used by the next (``file_facts``): only while the
+file is the one that was read, and shared through the real fork server."""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import os
+import pickle
+import socket
+import time
+from datetime import UTC, datetime
+from pathlib import Path
+
+from acp_backend.validation import isolation
+from acp_backend.validation.file_facts import SETTLED_NS, FileFacts, Learned, stamp_of
+from acp_backend.validation.locations import FindingConverter
+from acp_backend.validation.raw import RawFinding
+from acp_backend.validation.runner import Ending, ProcessOutcome
+from acp_backend.validation.validator import IN_PROCESS_OUTPUT, judge_bounded
+from tests.unit.validation.validation_helpers import declared
+
+OTHER = "0" * 64  # a digest no real file here has: shows the entry was used
+
+
+def learned(path: Path, data: bytes = b"other = 1\n") -> Learned:
+    return (str(path), stamp_of(os.lstat(path)), OTHER, data)
+
+
+def convert(root: Path, facts: FileFacts, *paths: str) -> FindingConverter:
+    converter = FindingConverter(str(root), facts=facts)
+    for path in paths:
+        raw = RawFinding("m", path=path, line=0)
+        assert converter.admits(raw)
+        converter.convert(raw)
+    return converter
+
+
+def settled(facts: FileFacts) -> None:
+    """Files written before this are old enough to be noted."""
+    time.sleep(SETTLED_NS / 1e9 + 0.02)
+    facts.forked()
+
+
+def test_a_file_as_it_was_learned_is_not_read_again(tmp_path: Path) -> None:
+    (tmp_path / "a.py").write_text("a = 1\n")
+    facts = FileFacts()
+    facts.learn([learned(tmp_path / "a.py")])
+    converter = convert(tmp_path, facts, "a.py")
+    assert converter.file_hashes == {"a.py": OTHER}
+    assert converter.known == 1
+
+
+def test_a_file_changed_since_is_read_again(tmp_path: Path) -> None:
+    path = tmp_path / "a.py"
+    path.write_text("a = 1\n")
+    facts = FileFacts()
+    facts.learn([learned(path)])
+    path.write_text("b = 2\n")  # the same size: the ctime (and mtime) tell
+    converter = convert(tmp_path, facts, "a.py")
+    assert converter.file_hashes == {"a.py": hashlib.sha256(b"b = 2\n").hexdigest()}
+    assert converter.known == 0
+
+
+def test_a_file_replaced_by_a_link_is_not_taken_from_the_facts(tmp_path: Path) -> None:
+    (tmp_path / "a.py").write_text("a = 1\n")
+    (tmp_path / "b.py").write_text("b = 2\n")
+    facts = FileFacts()
+    facts.learn([learned(tmp_path / "a.py")])
+    (tmp_path / "a.py").unlink()
+    (tmp_path / "a.py").symlink_to(tmp_path / "b.py")
+    converter = convert(tmp_path, facts, "a.py")
+    assert converter.file_hashes == {"a.py": hashlib.sha256(b"b = 2\n").hexdigest()}
+    assert facts.fresh == []  # a link's target is not noted under the link's name
+
+
+def test_only_files_that_had_settled_when_read_are_noted(tmp_path: Path) -> None:
+    (tmp_path / "old.py").write_text("old = 1\n")
+    facts = FileFacts()
+    settled(facts)
+    (tmp_path / "new.py").write_text("new = 1\n")  # changed as the parse began
+    convert(tmp_path, facts, "old.py", "new.py")
+    assert [entry[0] for entry in facts.fresh] == [str(tmp_path / "old.py")]
+    (path, stamp, digest, data) = facts.fresh[0]
+    assert (stamp, digest, data) == (
+        stamp_of(os.lstat(path)),
+        hashlib.sha256(b"old = 1\n").hexdigest(),
+        b"old = 1\n",
+    )
+
+
+def test_the_facts_are_bounded_by_heap_the_oldest_going_first(tmp_path: Path) -> None:
+    facts = FileFacts(capacity=2500)
+    for n in range(5):
+        (tmp_path / f"f{n}.py").write_text(f"f = {n}  # {'-' * 500}\n")  # ~1,000 bytes of heap
+        facts.learn([learned(tmp_path / f"f{n}.py", (tmp_path / f"f{n}.py").read_bytes())])
+    assert len(facts) == 2
+    assert convert(tmp_path, facts, "f4.py").known == 1
+    assert convert(tmp_path, facts, "f0.py").known == 0
+
+
+def test_what_a_child_tells_is_read_whole_or_not_at_all() -> None:
+    ours, theirs = socket.socketpair()
+    entry: Learned = ("/x.py", (1, 2, 3, 4, 5), OTHER, b"x")
+    isolation.send_facts(theirs, [entry])
+    theirs.close()
+    assert isolation.receive_facts(ours) == [entry]
+    for broken in (
+        b"",  # died before telling anything
+        isolation._FACTS_HEADER.pack(100) + b"short",  # died in the middle
+        isolation._FACTS_HEADER.pack(2**62),  # claims too much
+        isolation._FACTS_HEADER.pack(4) + b"junk",  # not a pickle
+        isolation._FACTS_HEADER.pack(4) + pickle.dumps(1)[:4],
+    ):
+        ours, theirs = socket.socketpair()
+        theirs.sendall(broken)
+        theirs.close()
+        assert isolation.receive_facts(ours) == []
+
+
+async def test_parses_after_the_first_take_the_files_it_read_from_the_fork_server(
+    tmp_path: Path,
+) -> None:
+    files = [f"m{n}.py" for n in range(50)]
+    for name in files:
+        (tmp_path / name).write_text(f"{name[:-3]} = 'é'\n")
+    await asyncio.sleep(SETTLED_NS / 1e9 + 0.02)
+    output = "".join(f"{name}:1:1: error: e {'x' * 1000}\n" for name in files)
+    assert len(output) > IN_PROCESS_OUTPUT  # a parse in a forked child
+    config = declared('format = "pattern"')
+    process = ProcessOutcome(Ending.EXITED, status=1, stdout=output)
+
+    async def parse() -> tuple[int, dict[str, str]]:
+        verdict = await judge_bounded(config, process, tmp_path, 1000, datetime.now(UTC))
+        return verdict.known_files, verdict.file_hashes
+
+    await parse()  # the fork server may know these files from an earlier test: no matter
+    deadline = time.monotonic() + 5
+    known, hashes = await parse()
+    while known < len(files) and time.monotonic() < deadline:  # the last child's message
+        known, hashes = await parse()
+    assert known == len(files)
+    assert hashes[files[0]] == hashlib.sha256(f"{files[0][:-3]} = 'é'\n".encode()).hexdigest()
+    (tmp_path / files[0]).write_text("changed = 1\n")
+    known, hashes = await parse()
+    assert known == len(files) - 1
+    assert hashes[files[0]] == hashlib.sha256(b"changed = 1\n").hexdigest()
