@@ -1,8 +1,8 @@
 """The one diagnostics store both push and pull serve from.
 
-Keyed by file (resource id, path relative to its root), then by validation:
-a new result for a validation replaces only that validation's marks, in
-every file it had touched, so several validations on one file merge. Every
+A file is a scope (resource id) and a path relative to its root; a new
+result for a validation replaces only that validation's marks, in every
+file it had touched, so several validations on one file merge. Every
 change bumps the file's version, which the pull path hands out as result id.
 Beside the validations' marks, each resource has at most one error of its
 ``acp.toml``, kept apart so that no validation name can stand for it.
@@ -12,10 +12,11 @@ and, for each file, the indexes of the result's findings shown there (the
 ``placed`` map, kept as it was computed). Taking in a 10,000-finding result
 is one cheap pass on the event loop, a file's diagnostics are written from
 those indexes when that file is sent (``held``; no ``Mark`` each, ADR
-0015), and a file costs the store one entry in that map and its version:
-an entry per file in each validation (a tuple, its key and a set member)
-was ~40 bytes of heap a finding held (issue 11 allows 300 in all, ADR
-0019). A partial result (a save's run of a ``{files}`` validation, ADR
+0015), and a file costs the store one entry in that map and one in its
+scope's versions: an entry of its own in each validation (two tuples, a
+key, a ``range``, a set member) and a version int of its own were ~40 bytes
+of heap a finding held, ~8 now (issue 11 allows 300 in all, ADR 0019). A
+partial result (a save's run of a ``{files}`` validation, ADR
 0017) replaces the marks of the files its run covered only; the other files
 keep theirs, on the earlier result they came from, and are not sent again.
 """
