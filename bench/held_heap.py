@@ -58,6 +58,7 @@ async def hold(
             break
     for key in changed:
         presenter.publish_params(key)
+    changed.clear()  # the session's publisher forgets a key once it is sent
 
 
 async def main() -> None:

@@ -90,13 +90,17 @@ def config_mark(error: Finding) -> ConfigMark:
     return ConfigMark(DECLARATION_TOP, error.message, error.code, anchored=True)
 
 
-Placed = dict[str, Sequence[int | None]]
-"""Path (relative to the resource root) -> the indexes of the result's
-findings shown there; ``None`` stands for the result's own message (a result
-without findings). Held for as long as the result is shown, so compact: a
-``range`` when the file's findings are adjacent in the result (a tool's
-output mostly is grouped by file), else an ``array``; a list held a 28-byte
-int object per index above 256, ~45 bytes a finding with its slot."""
+Placed = dict[str, int | Sequence[int | None]]
+"""Path (relative to the resource root) -> which of the result's findings
+are shown there (``indexes`` reads it). Held for as long as the result is
+shown, so compact: when the file's findings are adjacent in the result (a
+tool's output mostly is grouped by file), one int holding the first index
+and how many (a ``range`` with its int ends held ~8 bytes a finding more);
+else an ``array`` of their indexes (a list held a 28-byte int object per
+index above 256); ``[None]`` for the result's own message (a result
+without findings)."""
+
+_RUN = 1 << 16  # a run of adjacent findings is held as first * _RUN + count
 
 
 def placed(result: ValidationResult) -> Placed:
@@ -124,14 +128,23 @@ def placed(result: ValidationResult) -> Placed:
                 )
         if ok:
             grouped.setdefault(path, []).append(index)
-    return {path: _compact(indexes) for path, indexes in grouped.items()}
+    return {path: _compact(found) for path, found in grouped.items()}
 
 
-def _compact(indexes: list[int]) -> Sequence[int]:
-    first, last = indexes[0], indexes[-1]
-    if last - first + 1 == len(indexes):  # increasing, so adjacent
-        return range(first, last + 1)
-    return array("I", indexes)
+def _compact(found: list[int]) -> int | Sequence[int]:
+    first, count = found[0], len(found)
+    if found[-1] - first + 1 == count:  # increasing, so adjacent
+        return first * _RUN + count if count < _RUN else range(first, first + count)
+    return array("I", found)
+
+
+def indexes(held: int | Sequence[int | None]) -> Sequence[int | None]:
+    """The indexes of a result's findings in a file, from what ``placed``
+    holds for it."""
+    if not isinstance(held, int):
+        return held
+    first, count = divmod(held, _RUN)
+    return range(first, first + count)
 
 
 Spot = tuple[Location, bool, str, str | None, int | None]
@@ -172,6 +185,6 @@ def mark_at(result: ValidationResult, index: int | None) -> Mark:
 def marks_for(result: ValidationResult) -> dict[str, list[Mark]]:
     """The result's marks grouped by path (relative to the resource root)."""
     return {
-        path: [mark_at(result, index) for index in indexes]
-        for path, indexes in placed(result).items()
+        path: [mark_at(result, index) for index in indexes(held)]
+        for path, held in placed(result).items()
     }

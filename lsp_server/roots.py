@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import logging
 import posixpath
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 from urllib.parse import quote
@@ -36,6 +37,11 @@ each with its own diagnostics (the sandbox's come from its plan's results)."""
 
 def sandbox_scope(resource_id: str, sandbox_root: str) -> str:
     return f"{resource_id}@{sandbox_root}"
+
+
+def resource_of(scope: str) -> str:
+    """The resource id of a scope (its own or one of its sandboxes')."""
+    return scope.partition("@")[0]
 
 
 def inside(relative: str) -> bool:
@@ -91,6 +97,7 @@ class Roots:
         self._placements: dict[str, Placement | None] = {}
         self._editor_uris: dict[FileKey, str] = {}  # the URI the editor last used per file
         self._folders: list[tuple[str, str]] = []  # (real path, URI as the editor sent it)
+        self._respell_watchers: list[Callable[[FileKey | str | None], None]] = []
 
     async def place(self, client: AcpClient, uri: str) -> Placement | None:
         """Where ``uri`` belongs, or None (other scheme, unregistered, refused).
@@ -124,16 +131,31 @@ class Roots:
                 )
                 placement = None
         if placement is not None:
-            self.resources[placement.resource.id] = placement.resource
+            self.remember(placement.resource)
         self._placements[path] = placement
         return placement
 
     def remember(self, resource: Resource) -> None:
+        before = self.resources.get(resource.id)
+        if before is not None and before.root != resource.root:
+            self._respell(resource.id)
         self.resources[resource.id] = resource
 
     def forget(self, resource_id: str) -> None:
-        self.resources.pop(resource_id, None)
+        if resource_id in self.resources:
+            self._respell(resource_id)
+            del self.resources[resource_id]
         self.invalidate()
+
+    def on_respell(self, pin: Callable[[FileKey | str | None], None]) -> None:
+        """Call ``pin`` before ``uri_of`` may answer differently for a file
+        (its key), for the files of a resource (its id), or for any (None):
+        what was sent under the old URI must be emptied under it."""
+        self._respell_watchers.append(pin)
+
+    def _respell(self, which: FileKey | str | None) -> None:
+        for pin in self._respell_watchers:
+            pin(which)
 
     def invalidate(self) -> None:
         """The registry changed: every cached answer may be wrong now."""
@@ -151,10 +173,15 @@ class Roots:
         """The workspace folders as the editor names them, deepest first."""
         pairs = [(file_path(uri), uri) for uri in uris]
         known = [(path, uri) for path, uri in pairs if path is not None]
-        self._folders = sorted(known, key=lambda pair: len(pair[0]), reverse=True)
+        folders = sorted(known, key=lambda pair: len(pair[0]), reverse=True)
+        if folders != self._folders:
+            self._respell(None)
+        self._folders = folders
 
     def note_uri(self, key: FileKey, uri: str) -> None:
         """The editor opened this file under ``uri``: use that spelling from now on."""
+        if self.uri_of(key) != uri:
+            self._respell(key)
         self._editor_uris[key] = uri
 
     def uri_of(self, key: FileKey) -> str | None:

@@ -236,8 +236,19 @@ def make_result(
         outcome=verdict.outcome,
         findings=verdict.findings,
         declared_at=config.declared_at,
-        file_hashes=verdict.file_hashes,
+        file_hashes=_keyed_by_finding_paths(verdict.file_hashes, verdict.findings),
     )
+
+
+def _keyed_by_finding_paths(
+    hashes: dict[str, str], findings: tuple[Finding, ...]
+) -> dict[str, str]:
+    """``hashes`` keyed by the findings' own path strings where they name the
+    same file: the hashes come from another parse (the child's verdict) than
+    the findings, and a held result would hold every path twice (~6 bytes a
+    finding held, issue 11)."""
+    paths = {f.location.path: f.location.path for f in findings if f.location is not None}
+    return {paths.get(path, path): digest for path, digest in hashes.items()}
 
 
 def judge(

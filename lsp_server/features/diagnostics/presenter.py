@@ -30,6 +30,7 @@ from lsp_server.features.diagnostics.mapping import (
     config_diagnostic,
     diagnostics,
 )
+from lsp_server.features.diagnostics.sent import LastSent
 from lsp_server.features.diagnostics.store import DiagnosticsStore
 from lsp_server.positions import DiskText, Lines, split_lines
 from lsp_server.roots import FileKey, Roots, inside
@@ -68,19 +69,6 @@ class OpenDocument:
         return digest is None or digest in self.digests
 
 
-@dataclass(frozen=True, slots=True)
-class _Sent:
-    """What a file's last publish was: its diagnostics by digest only (the
-    wire dicts of 100,000 diagnostics held ~130 MB for a comparison). The
-    digest is the text's ``hash``: SipHash with a key random per process,
-    64 bits on 64-bit builds (a chance collision, 1 in 2**64, would skip
-    one publish); a blake2b of the encoded text cost five times as much."""
-
-    uri: str
-    version: int | None
-    digest: int
-
-
 def _params_json(uri: str, version: int | None, diagnostics: str) -> str:
     version_json = "" if version is None else f', "version": {version}'
     return f'{{"uri": {json_string(uri)}{version_json}, "diagnostics": {diagnostics}}}'
@@ -102,8 +90,13 @@ class Presenter:
         self._on_change = on_change
         self._open: dict[FileKey, OpenDocument] = {}
         self._disk = DiskText()
-        self._sent: dict[FileKey, _Sent] = {}  # the last publish per file
-        self._reported: dict[FileKey, str] = {}  # the URI each file was last reported under
+        # The last publish per file: a digest of its version and diagnostics
+        # (the wire dicts of 100,000 diagnostics held ~130 MB for a comparison).
+        # The digest is a ``hash``: SipHash with a key random per process, 64
+        # bits on 64-bit builds (a chance collision, 1 in 2**64, would skip one
+        # publish); a blake2b of the encoded text cost five times as much.
+        self._sent: LastSent[int] = LastSent(roots)
+        self._reported: LastSent[None] = LastSent(roots)  # the last pull report per file
 
     # --- what changed ------------------------------------------------------
 
@@ -170,20 +163,21 @@ class Presenter:
         nothing when it would repeat the last publish; an empty publish
         first for a URI the file was shown under before (the editor keys
         diagnostics by URI string)."""
-        before = self._sent.get(key)
-        uri = self.uri_of(key) or (before.uri if before else None)
+        spelt = self.roots.uri_of(key)
+        before = self._sent.get(key, spelt)
+        document = self._open.get(key)
+        uri = (document.uri if document else spelt) or (before[0] if before else None)
         if uri is None:
             return []
-        document = self._open.get(key)
         version = document.version if document else None
         shown = f"[{', '.join(self.diagnostics(key))}]"
-        sent = _Sent(uri, version, hash(shown))
-        if sent == before:
+        digest = hash((version, shown))
+        if before == (uri, digest):
             return []
-        self._sent[key] = sent
+        self._sent.put(key, uri, digest, spelt)
         params = [_params_json(uri, version, shown)]
-        if before is not None and before.uri != uri:
-            params.insert(0, _params_json(before.uri, None, "[]"))
+        if before is not None and before[0] != uri:
+            params.insert(0, _params_json(before[0], None, "[]"))
         return params
 
     def result_id(self, key: FileKey) -> str:
@@ -207,17 +201,19 @@ class Presenter:
         URI the file was reported under before)."""
         reports: list[WorkspaceDocumentDiagnosticReport] = []
         for key in self.store.files():
-            uri = self.uri_of(key) or self._reported.get(key)
+            spelt = self.roots.uri_of(key)
+            reported = self._reported.get(key, spelt)
+            before = reported[0] if reported else None
+            document = self._open.get(key)
+            uri = (document.uri if document else spelt) or before
             if uri is None:
                 continue
-            before = self._reported.get(key)
             if before is not None and before != uri:
                 reports.append(
                     WorkspaceFullDocumentDiagnosticReport(uri=before, version=None, items=[])
                 )
-            self._reported[key] = uri
+            self._reported.put(key, uri, None, spelt)
             result_id = self.result_id(key)
-            document = self._open.get(key)
             version = document.version if document else None
             if previous.get(uri) == result_id:
                 reports.append(

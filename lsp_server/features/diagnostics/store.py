@@ -1,44 +1,77 @@
 """The one diagnostics store both push and pull serve from.
 
-Keyed by file (resource id, path relative to its root), then by validation:
-a new result for a validation replaces only that validation's marks, in
-every file it had touched, so several validations on one file merge. Every
+A file is a scope (resource id) and a path relative to its root; a new
+result for a validation replaces only that validation's marks, in every
+file it had touched, so several validations on one file merge. Every
 change bumps the file's version, which the pull path hands out as result id.
 Beside the validations' marks, each resource has at most one error of its
 ``acp.toml``, kept apart so that no validation name can stand for it.
 
-A file holds the indexes of its findings in the validation's result they
-came from, not marks: taking in a 10,000-finding result is one cheap pass on
-the event loop, and a file's diagnostics are written from those indexes
-when that file is sent (``held``; no ``Mark`` each, ADR 0015). A partial
-result (a save's run of a ``{files}`` validation, ADR 0017) replaces the
-marks of the files its run covered only; the other files keep theirs, on
-the earlier result they came from, and are not sent again.
+What a validation shows is held per validation, not per file: its result
+and, for each file, the indexes of the result's findings shown there (the
+``placed`` map, kept as it was computed). Taking in a 10,000-finding result
+is one cheap pass on the event loop, a file's diagnostics are written from
+those indexes when that file is sent (``held``; no ``Mark`` each, ADR
+0015), and a file costs the store one entry in that map and one in its
+scope's versions: an entry of its own in each validation (two tuples, a
+key, a ``range``, a set member) and a version int of its own were ~40 bytes
+of heap a finding held, ~8 now (issue 11 allows 300 in all, ADR 0019). A
+partial result (a save's run of a ``{files}`` validation, ADR
+0017) replaces the marks of the files its run covered only; the other files
+keep theirs, on the earlier result they came from, and are not sent again.
 """
 
 from __future__ import annotations
 
 from collections.abc import Collection, Iterable, Sequence
+from dataclasses import dataclass
 
 from acp_client.models import Finding, ResultOutcome, ValidationResult
-from lsp_server.marks import ConfigMark, Mark, Placed, anchor_of, config_mark, mark_at, placed
+from lsp_server.marks import (
+    ConfigMark,
+    Mark,
+    Placed,
+    anchor_of,
+    config_mark,
+    indexes,
+    mark_at,
+    placed,
+)
 from lsp_server.roots import FileKey
 
 Held = tuple[ValidationResult, Sequence[int | None]]  # a result, the indexes of its findings shown
-_Entry = tuple[str, ValidationResult, Sequence[int | None]]  # the validation's, in one file
+
+
+@dataclass(slots=True)
+class _Shown:
+    """One validation in one scope: its latest result, when that came in,
+    and what it shows, as layers, newest first, of a result and where its
+    findings go. A full result is one layer; a partial one goes on top and
+    takes the files its run covered from the layers below, which keep their
+    other files. A path is in at most one layer; a layer left without files
+    goes."""
+
+    latest: ValidationResult
+    applied: int
+    layers: list[tuple[ValidationResult, Placed]]
+
+    def paths(self) -> set[str]:
+        return {path for _, where in self.layers for path in where}
 
 
 class DiagnosticsStore:
     def __init__(self) -> None:
-        # A file's entries, one a validation: a tuple, not a dict by validation
-        # (~13 bytes of heap a finding held less; a file has few validations).
-        self._marks: dict[FileKey, tuple[_Entry, ...]] = {}
-        self._latest: dict[tuple[str, str], ValidationResult] = {}
-        self._applied: dict[tuple[str, str], int] = {}  # when each slot's result came in
-        self._files_of: dict[tuple[str, str], set[FileKey]] = {}
+        # By scope, then by validation; a file's validations are found by
+        # looking its path up in each (a scope has few validations).
+        self._shown: dict[str, dict[str, _Shown]] = {}
+        # Every layer of a scope, in one list, for ``held`` (a file is looked
+        # up in each; the nested loop cost more than the lookups): rebuilt
+        # after a change of the scope's layers.
+        self._layers: dict[str, list[tuple[ValidationResult, Placed]]] = {}
         self._config_errors: dict[str, ConfigMark] = {}  # by resource id
         self._plan_scopes: dict[str, str] = {}  # plan id -> its sandbox's scope
-        self._versions: dict[FileKey, int] = {}
+        # By scope, then by path (the findings' own string: no key tuple a file).
+        self._versions: dict[str, dict[str, int]] = {}
         self._clock = 0
 
     def apply(self, result: ValidationResult, scope: str | None = None) -> set[FileKey]:
@@ -59,22 +92,18 @@ class DiagnosticsStore:
             return set()
         if result.plan_id is not None:
             self._plan_scopes[result.plan_id] = scope
-        slot = (scope, result.validation)
-        shown = self._latest.get(slot)
-        if shown is not None and result.started_at < shown.started_at:
+        validations = self._shown.setdefault(scope, {})
+        shown = validations.get(result.validation)
+        if shown is not None and result.started_at < shown.latest.started_at:
             return set()
-        self._latest[slot] = result
+        touched = shown.paths() if shown is not None else set()
+        grouped = placed(result)
         self._clock += 1
-        self._applied[slot] = self._clock
-        touched = self._files_of.pop(slot, set())
-        for key in touched:
-            self._drop(key, result.validation)
-        added = self._hold(scope, result, placed(result))
-        if added:
-            self._files_of[slot] = added
-        changed = touched | added
-        self._bump(changed)
-        return changed
+        validations[result.validation] = _Shown(
+            result, self._clock, [(result, grouped)] if grouped else []
+        )
+        self._layers.pop(scope, None)
+        return self._bump(scope, touched | grouped.keys())
 
     def apply_partial(
         self,
@@ -90,31 +119,29 @@ class DiagnosticsStore:
         or the validation changed mode): list the results to catch up.
         """
         scope = scope or result.resource_id
-        slot = (scope, result.validation)
-        shown = self._latest.get(slot)
-        if shown is not None and result.started_at < shown.started_at:
+        shown = self._shown.get(scope, {}).get(result.validation)
+        if shown is not None and result.started_at < shown.latest.started_at:
             return set()  # a superseded run finishing late
-        if shown is None or shown.id != base_id or shown.mode != result.mode:
+        if shown is None or shown.latest.id != base_id or shown.latest.mode != result.mode:
             return None
-        self._latest[slot] = result
-        self._clock += 1
-        self._applied[slot] = self._clock
         anchor = anchor_of(result).path  # where findings without a file show
-        replaced = {(scope, path) for path in (*covered, anchor)}
-        files = self._files_of.pop(slot, set())
-        dropped = replaced & files
-        for key in dropped:
-            self._drop(key, result.validation)
-        files -= dropped
         grouped = placed(result)
-        if not result.findings and files:
+        taken = {*covered, anchor, *grouped}  # a file it reports beyond its run's too
+        dropped: set[str] = set()
+        layers = []
+        for earlier, where in shown.layers:
+            for path in taken & where.keys():
+                del where[path]
+                dropped.add(path)
+            if where:
+                layers.append((earlier, where))
+        if not result.findings and layers:
             grouped.pop(anchor, None)  # it still fails on the other files: no "passed" note
-        added = self._hold(scope, result, grouped)
-        if files | added:
-            self._files_of[slot] = files | added
-        changed = dropped | added
-        self._bump(changed)
-        return changed
+        self._clock += 1
+        shown.latest, shown.applied = result, self._clock
+        shown.layers = [(result, grouped), *layers] if grouped else layers
+        self._layers.pop(scope, None)
+        return self._bump(scope, dropped | grouped.keys())
 
     def now(self) -> int:
         """A point in the store's history, to pass to ``replace`` later."""
@@ -134,15 +161,15 @@ class DiagnosticsStore:
             listed.add(result.validation)
             changed |= self.apply(result, scope)
         horizon = self._clock if since is None else since
-        for slot in [s for s in self._latest if s[0] == scope and s[1] not in listed]:
-            if self._applied[slot] > horizon:
-                continue
-            del self._latest[slot], self._applied[slot]
-            for key in self._files_of.pop(slot, set()):
-                self._drop(key, slot[1])
-                changed.add(key)
-        self._bump(changed)
-        return changed
+        validations = self._shown.get(scope, {})
+        gone: set[str] = set()
+        for validation in [v for v in validations if v not in listed]:
+            if validations[validation].applied <= horizon:
+                gone |= validations.pop(validation).paths()
+        if not validations:
+            self._shown.pop(scope, None)
+        self._layers.pop(scope, None)
+        return changed | self._bump(scope, gone)
 
     def set_config_error(self, resource_id: str, error: Finding | None) -> set[FileKey]:
         """The resource's ``acp.toml`` error as the backend reports it now
@@ -153,9 +180,7 @@ class DiagnosticsStore:
             self._config_errors[resource_id] = after
         if after == before:
             return set()
-        changed = {(resource_id, mark.location.path) for mark in (before, after) if mark}
-        self._bump(changed)
-        return changed
+        return self._bump(resource_id, {mark.location.path for mark in (before, after) if mark})
 
     def config_error(self, key: FileKey) -> ConfigMark | None:
         """The resource's ``acp.toml`` error, if it is shown on this file."""
@@ -164,17 +189,22 @@ class DiagnosticsStore:
 
     def clear_file(self, key: FileKey) -> bool:
         """Forget every mark on one file (``clearOnEdit``); True if any was shown."""
-        entries = self._marks.pop(key, ())
-        for validation, _, _ in entries:
-            files = self._files_of.get((key[0], validation))
-            if files is not None:
-                files.discard(key)
+        scope, path = key
+        had_marks = False
+        for shown in self._shown.get(scope, {}).values():
+            for n, (_, where) in enumerate(shown.layers):
+                if where.pop(path, None) is not None:
+                    had_marks = True
+                    if not where:
+                        del shown.layers[n]
+                        self._layers.pop(scope, None)
+                    break  # a path is in one layer at most
         had_config_error = self.config_error(key) is not None
         if had_config_error:
-            del self._config_errors[key[0]]
-        if not entries and not had_config_error:
+            del self._config_errors[scope]
+        if not had_marks and not had_config_error:
             return False
-        self._bump({key})
+        self._bump(scope, {path})
         return True
 
     def forget_resource(self, resource_id: str) -> set[FileKey]:
@@ -183,16 +213,27 @@ class DiagnosticsStore:
 
     def resource_ids(self) -> set[str]:
         """Resources with results or an ``acp.toml`` error held."""
-        return {slot[0] for slot in self._latest} | set(self._config_errors)
+        return set(self._shown) | set(self._config_errors)
 
     def held(self, key: FileKey) -> list[Held]:
         """The file's results, each with the indexes of its findings shown
         there: what ``mapping.diagnostics`` converts without a ``Mark`` each."""
-        return [(result, indexes) for _, result, indexes in self._marks.get(key, ())]
+        scope, path = key
+        layers = self._layers.get(scope)
+        if layers is None:
+            validations = self._shown.get(scope, {}).values()
+            layers = self._layers[scope] = [
+                layer for shown in validations for layer in shown.layers
+            ]
+        return [
+            (result, indexes(held))
+            for result, where in layers
+            if (held := where.get(path)) is not None
+        ]
 
     def marks(self, key: FileKey) -> list[Mark]:
         """The file's marks, whole (for readers that want them; sending uses ``held``)."""
-        return [mark_at(result, index) for result, indexes in self.held(key) for index in indexes]
+        return [mark_at(result, index) for result, shown in self.held(key) for index in shown]
 
     def latest(
         self,
@@ -205,48 +246,27 @@ class DiagnosticsStore:
         plans; with ``result_id``, that result if some file still shows its
         findings (what a diagnostic's ``data`` leads back to), else None."""
         scope = resource_id if plan_id is None else self._plan_scopes.get(plan_id)
-        if scope is None:
+        shown = None if scope is None else self._shown.get(scope, {}).get(validation)
+        if shown is None:
             return None
-        latest = self._latest.get((scope, validation))
-        if result_id is None or (latest is not None and latest.id == result_id):
-            return latest
-        for key in self._files_of.get((scope, validation), ()):
-            for entry in self._marks.get(key, ()):
-                if entry[0] == validation and entry[1].id == result_id:
-                    return entry[1]
-        return None
+        if result_id is None or shown.latest.id == result_id:
+            return shown.latest
+        return next((result for result, _ in shown.layers if result.id == result_id), None)
 
     def version(self, key: FileKey) -> int:
-        return self._versions.get(key, 0)
+        return self._versions.get(key[0], {}).get(key[1], 0)
 
     def files(self) -> list[FileKey]:
         """Every file that has had marks, emptied ones included."""
-        return list(self._versions)
+        return [(scope, path) for scope, paths in self._versions.items() for path in paths]
 
-    def _hold(self, scope: str, result: ValidationResult, grouped: Placed) -> set[FileKey]:
-        """Hold the result's findings in each file it places them in; return
-        those files. One key tuple a file for every map that holds the file
-        (a second copy was ~6 bytes a finding held)."""
-        added: set[FileKey] = set()
-        validation = result.validation
-        for path, indexes in grouped.items():
-            key = (scope, path)
-            kept = [entry for entry in self._marks.get(key, ()) if entry[0] != validation]
-            self._marks[key] = (*kept, (validation, result, indexes))
-            added.add(key)
-        return added
-
-    def _drop(self, key: FileKey, validation: str) -> None:
-        entries = self._marks.get(key)
-        if entries is None:
-            return
-        kept = tuple(entry for entry in entries if entry[0] != validation)
-        if kept:
-            self._marks[key] = kept
-        else:
-            del self._marks[key]
-
-    def _bump(self, keys: Iterable[FileKey]) -> None:
-        for key in keys:
-            self._clock += 1
-            self._versions[key] = self._clock
+    def _bump(self, scope: str, paths: Iterable[str]) -> set[FileKey]:
+        """A new version for each of ``paths``, one for all (one int object
+        held, not one a file); return their keys."""
+        self._clock += 1
+        versions = self._versions.setdefault(scope, {})
+        changed = set()
+        for path in paths:
+            versions[path] = self._clock
+            changed.add((scope, path))
+        return changed

@@ -27,7 +27,7 @@ from lsp_server.features.code_actions.listing import (
     list_actions,
 )
 from lsp_server.features.diagnostics.mapping import as_objects, diagnostics
-from lsp_server.marks import placed
+from lsp_server.marks import indexes, placed
 from tests.unit.lsp.lsp_factories import finding, result
 
 NOW = datetime(2026, 1, 1, tzinfo=UTC)
@@ -67,7 +67,10 @@ def view(
 ) -> DocumentView:
     latest = {(r.resource_id, r.validation): r for r in results}
     shown = as_objects(
-        text for r in results for text in diagnostics(r, placed(r).get("a.py", []), None, "utf-16")
+        text
+        for r in results
+        if "a.py" in placed(r)
+        for text in diagnostics(r, indexes(placed(r)["a.py"]), None, "utf-16")
     )
     return DocumentView(
         uri="file:///r/a.py",

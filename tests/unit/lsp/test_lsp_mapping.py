@@ -8,7 +8,15 @@ from lsprotocol.types import PositionEncodingKind as Enc
 
 from acp_client.models import Finding, Location, RelatedLocation, ValidationMode
 from lsp_server.features.diagnostics import mapping
-from lsp_server.marks import ConfigMark, Mark, config_mark, marks_for, placed, severity_for
+from lsp_server.marks import (
+    ConfigMark,
+    Mark,
+    config_mark,
+    indexes,
+    marks_for,
+    placed,
+    severity_for,
+)
 from tests.unit.lsp.lsp_factories import finding, result
 
 REQ, INFO = ValidationMode.REQUIRED, ValidationMode.INFORMATIONAL
@@ -67,14 +75,23 @@ def test_required_pass_shows_nothing_even_with_findings() -> None:
 
 def test_the_indexes_held_per_file_are_compact() -> None:
     """Held as long as a result is shown: no int object per finding (~45
-    bytes a finding at 100,000 of them). Adjacent ones are a range."""
+    bytes a finding at 100,000 of them). Adjacent ones are one int."""
     findings = [finding(f"m{n // 300}.py", n % 300) for n in range(600)]
     findings += [finding("x.py"), finding("y.py"), finding("x.py")]
+    findings += [Finding(message="nowhere"), finding("acp.toml")]
     shown = placed(result(findings=findings))
-    assert shown["m0.py"] == range(300) and shown["m1.py"] == range(300, 600)
+    assert all(isinstance(shown[path], int) for path in ("m0.py", "m1.py", "y.py", "acp.toml"))
+    assert indexes(shown["m0.py"]) == range(300) and indexes(shown["m1.py"]) == range(300, 600)
     assert list(shown["x.py"]) == [600, 602] and not isinstance(shown["x.py"], list)
-    assert list(shown["y.py"]) == [601]
+    assert indexes(shown["x.py"]) is shown["x.py"]
+    assert indexes(shown["y.py"]) == range(601, 602)
+    assert indexes(shown["acp.toml"]) == range(603, 605)  # with the one without a file
     assert placed(result(mode=INFO, passed=True)) == {"acp.toml": [None]}
+
+
+def test_a_run_too_long_for_one_int_is_a_range() -> None:
+    shown = placed(result(findings=[finding("a.py", n % 100) for n in range(70_000)]))
+    assert shown["a.py"] == range(70_000) and indexes(shown["a.py"]) == range(70_000)
 
 
 def test_findings_grouped_by_file() -> None:

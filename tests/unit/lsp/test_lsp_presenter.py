@@ -199,3 +199,31 @@ def test_a_publish_builds_no_mark_per_finding(tmp_path: Path, monkeypatch: Monke
     view.apply(result(findings=[finding("a.py", 0, 0, f"m{n}") for n in range(3)]))
     (params,) = publishes(view)
     assert [d.message for d in params.diagnostics] == ["m0", "m1", "m2"]
+
+
+def test_a_file_whose_uri_roots_respell_is_cleared_under_the_old_one(tmp_path: Path) -> None:
+    """The last publish holds no URI when it is the one Roots spells; a
+    workspace folder over a symlink (or a resource moved, or forgotten)
+    spells it anew, and the old URI is still emptied, push and pull."""
+    real = tmp_path / "real"
+    real.mkdir()
+    (real / "a.py").write_text("x = 1\n")
+    (tmp_path / "link").symlink_to(real, target_is_directory=True)
+    view, _ = presenter(real)
+    view.apply(result(findings=[finding("a.py")]))
+    (first,) = publishes(view)
+    (pulled,) = view.workspace_reports({})
+    assert first.uri == pulled.uri == path_to_uri(str(real / "a.py"))
+    folder = path_to_uri(str(tmp_path / "link"))
+    view.roots.set_folders([folder])
+    cleared, shown = publishes(view)
+    assert (cleared.uri, list(cleared.diagnostics)) == (first.uri, [])
+    assert shown.uri == f"{folder}/a.py" and len(shown.diagnostics) == 1
+    assert publishes(view) == []
+    emptied, full = view.workspace_reports({})
+    assert (emptied.uri, list(emptied.items)) == (first.uri, [])
+    assert full.uri == f"{folder}/a.py" and len(full.items) == 1
+    view.roots.forget("R")
+    view.store.forget_resource("R")
+    (gone,) = publishes(view)
+    assert (gone.uri, list(gone.diagnostics)) == (shown.uri, [])

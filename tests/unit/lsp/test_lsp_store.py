@@ -196,3 +196,26 @@ def test_a_partial_result_with_findings_beyond_its_files_replaces_them_there() -
     assert store.latest("R", "types", result_id=full.id) is None  # nothing shows it any more
     assert store.clear_file(B) and messages(store, B) == []
     assert store.latest("R", "types", result_id=saved.id) is saved
+
+
+def test_a_validation_dropped_takes_the_files_of_every_layer_along() -> None:
+    """After a save's partial result, a.py shows it and b.py the full one:
+    dropping the validation (gone from the listing) empties both."""
+    store = DiagnosticsStore()
+    full = result("lint", findings=[finding("a.py", message="a1"), finding("b.py", message="b1")])
+    store.apply(full)
+    saved = result("lint", findings=[finding("a.py", message="a2")], at=5)
+    assert store.apply_partial(saved, ("a.py",), full.id) == {A}
+    assert store.replace("R", ()) == {A, B}
+    assert messages(store, A) == messages(store, B) == []
+    assert store.latest("R", "lint") is None and store.resource_ids() == set()
+
+
+def test_a_files_validations_keep_their_order_when_one_reports_again() -> None:
+    """A file's diagnostics come in the order its validations were first
+    seen, not moved to the end by each new report."""
+    store = DiagnosticsStore()
+    store.apply(result("lint", findings=[finding("a.py", message="l1")]))
+    store.apply(result("types", findings=[finding("a.py", message="t1")]))
+    store.apply(result("lint", findings=[finding("a.py", message="l2")], at=5))
+    assert [mark.message for mark in store.marks(A)] == ["l2", "t1"]
