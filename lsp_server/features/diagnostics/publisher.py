@@ -72,6 +72,7 @@ class CoalescingPublisher(Generic[K]):
         self._due: dict[K, None] = {}  # insertion-ordered set
         self._draining: asyncio.Handle | None = None
         self._prune_above = 4096
+        self._forgetting: asyncio.TimerHandle | None = None
         self._max_hold = max_hold
         self._max_stale = max_stale
         self._in_view = in_view
@@ -151,6 +152,9 @@ class CoalescingPublisher(Generic[K]):
         if self._draining is not None:
             self._draining.cancel()
             self._draining = None
+        if self._forgetting is not None:
+            self._forgetting.cancel()
+            self._forgetting = None
 
     def _trailing_due(self, key: K) -> None:
         del self._trailing[key]
@@ -185,11 +189,22 @@ class CoalescingPublisher(Generic[K]):
             self._send_cost = cost if known is None else known + (cost - known) / 4
         if self._due:
             self._draining = loop.call_soon(self._drain)
+        elif self._forgetting is None:  # drained: forget the keys once their window is over
+            self._forgetting = loop.call_later(self._window, self._forget)
+
+    def _forget(self) -> None:
+        self._forgetting = None
+        self._prune(self._clock())
+
+    def _prune(self, now: float) -> None:
+        """Forget when keys were sent once their window is over: a burst's
+        10,000 keys are not kept once it is out."""
+        horizon = now - self._window
+        self._last_sent = {k: t for k, t in self._last_sent.items() if t > horizon}
+        self._prune_above = max(4096, 2 * len(self._last_sent))
 
     def _publish(self, key: K, now: float) -> None:
         self._last_sent[key] = now
-        if len(self._last_sent) > self._prune_above:  # forget keys whose window is over
-            horizon = now - self._window
-            self._last_sent = {k: t for k, t in self._last_sent.items() if t > horizon}
-            self._prune_above = max(4096, 2 * len(self._last_sent))
+        if len(self._last_sent) > self._prune_above:
+            self._prune(now)
         self._send(key)

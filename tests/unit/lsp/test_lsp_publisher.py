@@ -239,3 +239,16 @@ async def test_a_key_sent_during_a_hold_waits_at_most_max_stale() -> None:
     await asyncio.sleep(0.12)
     assert sent == ["a", "a"]
     publisher.close()
+
+
+async def test_keys_sent_are_forgotten_once_their_window_is_over() -> None:
+    """What a burst's keys cost ends with the burst: no entry per file stays."""
+    sent: list[int] = []
+    publisher = CoalescingPublisher(sent.append, WINDOW)
+    await sent_when_the_loop_ran(publisher, sent, 5000, 0.5)
+    assert len(sent) == 5000
+    assert publisher._last_sent == {}
+    publisher.changed(1)  # and a key sent long ago goes out at once
+    await asyncio.sleep(0)
+    assert sent[-1] == 1
+    publisher.close()
