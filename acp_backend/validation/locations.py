@@ -80,6 +80,8 @@ class FindingConverter:
         self._sources: dict[str, SourceText | None] = {}
         self._paths: dict[str, str | None] = {}  # as reported -> relative, or None: dropped
         self._real_dirs: dict[str, str] = {}  # directory -> its real path
+        self._dirs_inside: dict[str, bool] = {}  # directory -> its real path is in the root
+        self._root_slash = self._root.rstrip("/") + "/"
         self._linked_out: set[str] = set()  # plain paths that are links out of the root
         self._facts = facts
         self.known = 0  # files whose text and digest came from ``facts``
@@ -228,11 +230,17 @@ class FindingConverter:
         100,000 of them."""
         absolute = f"{self._base}/{reported}"
         if _NO_FOLLOW:
-            parent, name = posixpath.split(absolute)
-            resolved = posixpath.join(self._real_dir(parent), name)
+            parent, _, name = absolute.rpartition("/")
+            inside = self._dirs_inside.get(parent)
+            if inside is None:  # once per directory: its files are in the root when it is
+                inside = self._dirs_inside[parent] = is_within(
+                    self._real_dir(parent), self._real_root
+                )
+            if not inside:  # a directory outside may still lead back to the root itself
+                inside = is_within(f"{self._real_dir(parent)}/{name}", self._real_root)
         else:
-            resolved = self._real(absolute)
-        if not is_within(resolved, self._real_root):
+            inside = is_within(self._real(absolute), self._real_root)
+        if not inside:
             return None
         return f"{self._base_in_root}/{reported}" if self._base_in_root else reported
 
@@ -267,7 +275,7 @@ class FindingConverter:
             return self._sources[path]
         except KeyError:
             pass
-        absolute = posixpath.join(self._root, path)
+        absolute = self._root_slash + path
         known = None if self._facts is None else self._facts.lookup(absolute)
         source: SourceText | None
         if known is not None:
@@ -333,13 +341,12 @@ def _read(path: str, flags: int = 0) -> tuple[bytes, os.stat_result]:
 
 def _plain(reported: str) -> bool:
     """A relative POSIX path ``normalize_path`` would leave as it is: no
-    drive, scheme, backslash, empty, ``.`` or ``..`` segment."""
+    drive, scheme, backslash, empty, ``.`` or ``..`` segment (looked for as
+    substrings of ``/path/``: no list of segments per path)."""
     if not reported or reported[0] == "/" or "\\" in reported or ":" in reported:
         return False
-    return all(segment not in _NOT_PLAIN for segment in reported.split("/"))
-
-
-_NOT_PLAIN = frozenset(("", ".", ".."))
+    text = f"/{reported}/"
+    return "//" not in text and "/./" not in text and "/../" not in text
 
 
 def path_in_root(

@@ -391,3 +391,29 @@ def test_the_columns_setting_overrides_the_units_of_every_format() -> None:
     log = sarif_log("a.py", 1, 1, 2, column_kind="utf16CodeUnits")
     (raw,) = parse_output(config, log, "")
     assert raw.unit is ColumnUnit.BYTES
+
+
+@pytest.mark.parametrize(
+    ("reported", "plain"),
+    [
+        ("pkg/a.py", True),
+        (".hidden/a.py", True),
+        ("a..b/..c/c..", True),
+        ("a.py", True),
+        ("", False),
+        (".", False),
+        ("..", False),
+        ("./a.py", False),
+        ("a/./b.py", False),
+        ("a/../b.py", False),
+        ("a/.", False),
+        ("a/..", False),
+        ("a//b.py", False),
+        ("a/", False),
+        ("/a.py", False),
+        ("c:/a.py", False),
+        ("a\\b.py", False),
+    ],
+)
+def test_a_plain_path_is_one_normalising_would_leave_alone(reported: str, plain: bool) -> None:
+    assert locations._plain(reported) is plain
