@@ -91,6 +91,9 @@ class FileFacts:
     def learn(self, learned: Iterable[Learned]) -> None:
         """Take in what a child read, the oldest entries making room."""
         for path, file_stamp, digest, data in learned:
+            known = self._entries.get(path)
+            if known is not None and known[0] == file_stamp:
+                continue  # two parses at once read the same file: one copy will do
             source = SourceText(data)
             cost = _ENTRY_HEAD + len(data) + _LINE_HEAD * source.line_count()
             old = self._entries.pop(path, None)

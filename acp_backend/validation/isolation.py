@@ -31,6 +31,7 @@ size bound, and a child that dies meanwhile costs only what it had to tell.
 from __future__ import annotations
 
 import asyncio
+import collections
 import contextlib
 import json
 import math
@@ -62,6 +63,7 @@ _SERVER_FD_ENV = "ACP_PARSE_SERVER_FD"
 _FACTS_HEADER = struct.Struct("!Q")  # the length of what a child tells of the files it read
 _FACTS_LIMIT = 2 * CAPACITY  # bytes: a longer message is not read
 _FACTS_DEADLINE = 2.0  # seconds the fork server waits for the rest of a message
+_LEARN_SLICE = 500  # files the fork server takes in between looks for fork requests
 
 
 class ParseTimeout(Exception):
@@ -196,44 +198,47 @@ def _exchange(connection: Connection, request: tuple[Any, ...], texts: tuple[str
 
 def serve() -> None:
     """The fork server's main loop: one forked child per connection received,
-    and what each child read taken in (``file_facts``) for the next ones."""
+    and what each child read taken in (``file_facts``) for the next ones, a
+    slice at a time: a fork asked for meanwhile goes first (taking in
+    10,000 files held up the next parses by ~40 ms)."""
     from acp_backend.validation import validator  # imported once, inherited by every fork
 
     del validator
     signal.signal(signal.SIGCHLD, signal.SIG_IGN)  # children reap themselves
     listener = socket.socket(fileno=int(os.environ.pop(_SERVER_FD_ENV)))
     facts = FileFacts()
+    told_facts: collections.deque[Learned] = collections.deque()
     selector = selectors.DefaultSelector()
     selector.register(listener, selectors.EVENT_READ)
     while True:
-        for key, _ in selector.select():
-            told = key.fileobj
-            if told is listener:
-                message, fds, _, _ = socket.recv_fds(listener, 1, 1)
-                if not message:  # the backend closed its end: it is gone
-                    return
-                ours, theirs = socket.socketpair()
-                if os.fork() == 0:
-                    # The listener and the sockets of children forked before.
-                    for inherited in [*selector.get_map().values()]:
-                        cast("socket.socket", inherited.fileobj).close()
-                    selector.close()
-                    ours.close()
-                    signal.signal(signal.SIGCHLD, signal.SIG_DFL)
-                    try:
-                        facts.forked()
-                        _child(Connection(fds[0]), theirs, facts)
-                    finally:
-                        os._exit(0)
-                theirs.close()
-                for fd in fds:
-                    os.close(fd)
-                selector.register(ours, selectors.EVENT_READ)
-            else:
-                assert isinstance(told, socket.socket)
+        for key, _ in selector.select(timeout=0 if told_facts else None):
+            told = cast("socket.socket", key.fileobj)
+            if told is not listener:
                 selector.unregister(told)
                 with told:
-                    facts.learn(receive_facts(told))
+                    told_facts.extend(receive_facts(told))
+                continue
+            message, fds, _, _ = socket.recv_fds(listener, 1, 1)
+            if not message:  # the backend closed its end: it is gone
+                return
+            ours, theirs = socket.socketpair()
+            if os.fork() == 0:
+                # The listener and the sockets of children forked before.
+                for inherited in [*selector.get_map().values()]:
+                    cast("socket.socket", inherited.fileobj).close()
+                selector.close()
+                ours.close()
+                signal.signal(signal.SIGCHLD, signal.SIG_DFL)
+                try:
+                    facts.forked()
+                    _child(Connection(fds[0]), theirs, facts)
+                finally:
+                    os._exit(0)
+            theirs.close()
+            for fd in fds:
+                os.close(fd)
+            selector.register(ours, selectors.EVENT_READ)
+        facts.learn(told_facts.popleft() for _ in range(min(_LEARN_SLICE, len(told_facts))))
 
 
 def _child(connection: Connection, server: socket.socket, facts: FileFacts) -> None:

@@ -145,3 +145,13 @@ async def test_parses_after_the_first_take_the_files_it_read_from_the_fork_serve
     known, hashes = await parse()
     assert known == len(files) - 1
     assert hashes[files[0]] == hashlib.sha256(b"changed = 1\n").hexdigest()
+
+
+def test_a_file_learned_again_with_the_same_stamp_keeps_its_entry(tmp_path: Path) -> None:
+    """Two parses at once read the same files: the second telling is skipped."""
+    path = tmp_path / "a.py"
+    path.write_text("a = 1\n")
+    facts = FileFacts()
+    facts.learn([learned(path)])
+    facts.learn([(str(path), stamp_of(os.lstat(path)), "1" * 64, b"a = 1\n")])
+    assert convert(tmp_path, facts, "a.py").file_hashes == {"a.py": OTHER}
