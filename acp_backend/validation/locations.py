@@ -202,10 +202,9 @@ class FindingConverter:
     def _relative(self, reported: str) -> str | None:
         """``reported`` relative to the root; None (and a warning, once per path)
         when it is not a file path or lies outside the root."""
-        try:
-            return self._paths[reported]
-        except KeyError:
-            pass
+        known = self._paths.get(reported, "")  # "" is no relative path: not seen yet
+        if known != "":
+            return known
         mapped = self._mapped(reported)
         try:
             if mapped is reported and self._base_in_root is not None and _plain(reported):
@@ -271,10 +270,9 @@ class FindingConverter:
         return reported
 
     def _source(self, path: str) -> SourceText | None:
-        try:
-            return self._sources[path]
-        except KeyError:
-            pass
+        seen = self._sources.get(path, _UNREAD)
+        if seen is not _UNREAD:
+            return seen
         absolute = self._root_slash + path
         known = None if self._facts is None else self._facts.lookup(absolute)
         source: SourceText | None
@@ -316,6 +314,11 @@ class FindingConverter:
         except OSError:
             return None
 
+
+_UNREAD = SourceText(b"")
+"""A file not looked at yet. The caches are read with ``get`` and a
+default, not ``try``: a parse of 10,000 files misses each once, and a
+``KeyError`` cost more than the lookup."""
 
 _NO_FOLLOW: int = getattr(os, "O_NOFOLLOW", 0)
 """Opens a file only when it is not a symbolic link (ELOOP otherwise); 0
