@@ -84,7 +84,7 @@ def presenter(root: Path) -> tuple[Presenter, list[FileKey]]:
     roots = Roots()
     roots.remember(Resource(id="R", name="bench", root=str(root), created_at=T0))
     changed: list[FileKey] = []
-    return Presenter(DiagnosticsStore(), roots, "utf-16", changed.append), changed
+    return Presenter(DiagnosticsStore(), roots, "utf-16", changed.extend), changed
 
 
 def publish(view: Presenter, keys: list[FileKey]) -> list[str]:

@@ -73,7 +73,7 @@ async def main() -> None:
     roots.remember(warm_up)
     roots.remember(held)
     changed: set[FileKey] = set()
-    presenter = Presenter(DiagnosticsStore(), roots, "utf-16", changed.add)
+    presenter = Presenter(DiagnosticsStore(), roots, "utf-16", changed.update)
     await hold(client, presenter, changed, warm_up.id)
     gc.collect()
     tracemalloc.start()

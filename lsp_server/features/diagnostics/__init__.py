@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Coroutine, Iterable, Mapping
+from collections.abc import Collection, Coroutine, Iterable, Mapping
 from typing import TYPE_CHECKING, Any
 
 from lsprotocol import types
@@ -315,11 +315,11 @@ class Diagnostics(Feature):
 
     # --- sending -----------------------------------------------------------
 
-    def _changed(self, key: FileKey) -> None:
+    def _changed(self, keys: Collection[FileKey]) -> None:
         if self.pull:
             self._refresher.changed("workspace")
         else:
-            self._publisher.changed(key)
+            self._publisher.changed_all(keys)
 
     def _publish(self, key: FileKey) -> None:
         for params in self.presenter.publish_params(key):  # JSON already

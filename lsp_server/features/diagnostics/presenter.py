@@ -80,7 +80,7 @@ class Presenter:
         store: DiagnosticsStore,
         roots: Roots,
         encoding: PositionEncodingKind | str,
-        on_change: Callable[[FileKey], None],
+        on_change: Callable[[Collection[FileKey]], None],
     ) -> None:
         self.store = store
         self.roots = roots
@@ -103,8 +103,7 @@ class Presenter:
     def apply(self, result: ValidationResult, scope: str | None = None) -> None:
         if result.resource_id not in self.roots.resources:
             return  # a resource no folder or document of this session belongs to
-        for key in self.store.apply(result, scope):
-            self._on_change(key)
+        self.changed(self.store.apply(result, scope))
 
     def apply_partial(
         self, result: ValidationResult, covered: Collection[str], base_id: str
@@ -118,25 +117,27 @@ class Presenter:
             self.changed(changed)
         return changed is not None
 
-    def changed(self, keys: set[FileKey]) -> None:
-        for key in keys:
-            self._on_change(key)
+    def changed(self, keys: Collection[FileKey]) -> None:
+        """Tell ``on_change`` of files whose diagnostics changed, all at once:
+        ten results over 10,000 files are 100,000 of them."""
+        if keys:
+            self._on_change(keys)
 
     def opened(self, key: FileKey, document: OpenDocument, clear_stale: bool) -> None:
         self._open[key] = document
         if clear_stale and self._is_stale(key, document):
             self.store.clear_file(key)
         if self.store.version(key):  # it has (had) diagnostics: show them as the editor sees it
-            self._on_change(key)
+            self._on_change((key,))
 
     def edited(self, key: FileKey, document: OpenDocument, clear: bool) -> None:
         self._open[key] = document
         if clear and self.store.clear_file(key):
-            self._on_change(key)
+            self._on_change((key,))
 
     def closed(self, key: FileKey) -> None:
         if self._open.pop(key, None) is not None:
-            self._on_change(key)
+            self._on_change((key,))
 
     # --- what to send ------------------------------------------------------
 

@@ -31,7 +31,7 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Callable, Hashable
+from collections.abc import Callable, Hashable, Iterable
 from typing import Generic, TypeVar
 
 K = TypeVar("K", bound=Hashable)
@@ -123,10 +123,14 @@ class CoalescingPublisher(Generic[K]):
             self._changed_now(key)
 
     def changed(self, key: K) -> None:
+        self.changed_all((key,))
+
+    def changed_all(self, keys: Iterable[K]) -> None:
         if self._held is not None:
-            self._held[key] = None
+            self._held.update(dict.fromkeys(keys))
         else:
-            self._changed_now(key)
+            for key in keys:
+                self._changed_now(key)
 
     def _changed_now(self, key: K) -> None:
         if key in self._trailing or key in self._due:

@@ -260,13 +260,9 @@ class DiagnosticsStore:
         """Every file that has had marks, emptied ones included."""
         return [(scope, path) for scope, paths in self._versions.items() for path in paths]
 
-    def _bump(self, scope: str, paths: Iterable[str]) -> set[FileKey]:
+    def _bump(self, scope: str, paths: Collection[str]) -> set[FileKey]:
         """A new version for each of ``paths``, one for all (one int object
         held, not one a file); return their keys."""
         self._clock += 1
-        versions = self._versions.setdefault(scope, {})
-        changed = set()
-        for path in paths:
-            versions[path] = self._clock
-            changed.add((scope, path))
-        return changed
+        self._versions.setdefault(scope, {}).update(dict.fromkeys(paths, self._clock))
+        return {(scope, path) for path in paths}

@@ -31,7 +31,7 @@ def presenter(root: Path) -> tuple[Presenter, list[tuple[str, str]]]:
     roots = Roots()
     roots.remember(Resource(id="R", name="app", root=str(root), created_at=datetime.now(UTC)))
     changed: list[tuple[str, str]] = []
-    return Presenter(DiagnosticsStore(), roots, "utf-16", changed.append), changed
+    return Presenter(DiagnosticsStore(), roots, "utf-16", changed.extend), changed
 
 
 def sha(text: str) -> str:
