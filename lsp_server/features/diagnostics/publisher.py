@@ -21,10 +21,10 @@ every tick) or was sent ``max_stale`` ago. Ten validations over the same
 10,000 files then send each file at most twice (its first findings, then
 all of them), not once a tick with a growing set. What a tick lets out is
 bounded by ``hold_share``: the keys in view, then as many others as fit in
-that share of the time to the next tick, at the measured cost of a send.
-The run's own work (in local mode, the backend's) keeps the rest: sending
-10,000 files early slowed the run it reported on, only to send them again
-when it ended.
+that share of the time to the next tick (a tenth), at the measured cost
+of a send. The run's own work (in local mode, the backend's) keeps the
+rest: sending 10,000 files early slowed the run it reported on, only to
+send them again when it ended.
 """
 
 from __future__ import annotations
@@ -39,7 +39,7 @@ K = TypeVar("K", bound=Hashable)
 DEFAULT_WINDOW = 0.05
 DEFAULT_MAX_HOLD = 1.0
 DEFAULT_MAX_STALE = 10.0
-DEFAULT_HOLD_SHARE = 0.2
+DEFAULT_HOLD_SHARE = 0.1
 FIRST_SEND_COST = 1e-4  # seconds a send is taken to cost until one is measured
 SLICE = 64
 SLICE_SECONDS = 0.004

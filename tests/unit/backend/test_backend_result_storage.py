@@ -8,6 +8,7 @@ import asyncio
 import json
 import sqlite3
 from collections.abc import AsyncIterator
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -16,9 +17,9 @@ from test_backend_store import make_result
 
 from acp_backend.eventlog import EventLog
 from acp_backend.registry import Registry
-from acp_backend.store import DATABASE_NAME, MIGRATIONS, Store
+from acp_backend.store import DATABASE_NAME, MIGRATIONS, Store, result_body
 from acp_client.events import PlanApplied, ValidationResultEvent
-from acp_client.models import Finding, Location, ValidationResult
+from acp_client.models import Finding, Location, ValidationMode, ValidationResult
 
 
 def with_findings(result: ValidationResult, n: int) -> ValidationResult:
@@ -174,3 +175,32 @@ async def test_the_migration_turns_stored_results_into_references(
     assert sqlite3.connect(data_dir / DATABASE_NAME).execute("PRAGMA user_version").fetchone()[
         0
     ] == len(MIGRATIONS)
+
+
+def test_a_stored_body_is_the_result_s_json_without_defaults_written_in_parts() -> None:
+    """``result_body`` writes findings 500 at a time (no long GIL hold) and
+    says exactly what one ``model_dump_json(exclude_defaults=True)`` says."""
+    findings = tuple(
+        Finding(
+            location=Location(path=f"m{n}.py", line=n % 7, character=n % 3),
+            message=f"finding {n}",
+            code="X1" if n % 2 else None,
+        )
+        for n in range(1234)
+    )
+    for kept in (findings, ()):
+        result = ValidationResult(
+            id="01J0000000000000000000000A",
+            validation="lint",
+            mode=ValidationMode.REQUIRED,
+            passed=not kept,
+            resource_id="r",
+            run_id="run",
+            started_at=datetime(2026, 1, 1, tzinfo=UTC),
+            finished_at=datetime(2026, 1, 1, tzinfo=UTC),
+            findings=kept,
+            file_hashes={"m1.py": "0" * 64},
+        )
+        whole = result.model_dump_json(exclude_defaults=True)
+        assert json.loads(result_body(result)) == json.loads(whole)
+        assert len(result_body(result)) == len(whole)
