@@ -50,7 +50,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
 from acp_backend.validation.file_facts import CAPACITY, FileFacts, Learned
-from acp_backend.validation.locations import FINDINGS, FindingWire
+from acp_backend.validation.locations import FINDINGS, FindingWire, keyed_by_finding_paths
 from acp_client.models import Finding
 
 if TYPE_CHECKING:  # the validator imports this module
@@ -191,7 +191,10 @@ def _exchange(connection: Connection, request: tuple[Any, ...], texts: tuple[str
         answer = connection.recv()
         if not findings or isinstance(answer, BaseException) or answer.handed_on_void:
             return answer
-        return replace(answer, findings=tuple(findings))
+        kept = tuple(findings)
+        return replace(
+            answer, findings=kept, file_hashes=keyed_by_finding_paths(answer.file_hashes, kept)
+        )
     except (EOFError, OSError):
         return ParseCrashed("the process reading the output died")
 

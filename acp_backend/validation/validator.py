@@ -15,7 +15,12 @@ from acp_backend.validation import isolation
 from acp_backend.validation.config import DEFAULT_PATTERN, OutputFormat, ValidationConfig
 from acp_backend.validation.file_facts import FileFacts
 from acp_backend.validation.isolation import ParseCrashed, ParseTimeout
-from acp_backend.validation.locations import FindingConverter, FindingWire, findings_of
+from acp_backend.validation.locations import (
+    FindingConverter,
+    FindingWire,
+    findings_of,
+    keyed_by_finding_paths,
+)
 from acp_backend.validation.parsers import parse_output
 from acp_backend.validation.presets import PRESETS
 from acp_backend.validation.raw import OutputError, ToolFailure
@@ -236,19 +241,8 @@ def make_result(
         outcome=verdict.outcome,
         findings=verdict.findings,
         declared_at=config.declared_at,
-        file_hashes=_keyed_by_finding_paths(verdict.file_hashes, verdict.findings),
+        file_hashes=verdict.file_hashes,
     )
-
-
-def _keyed_by_finding_paths(
-    hashes: dict[str, str], findings: tuple[Finding, ...]
-) -> dict[str, str]:
-    """``hashes`` keyed by the findings' own path strings where they name the
-    same file: the hashes come from another parse (the child's verdict) than
-    the findings, and a held result would hold every path twice (~6 bytes a
-    finding held, issue 11)."""
-    paths = {f.location.path: f.location.path for f in findings if f.location is not None}
-    return {paths.get(path, path): digest for path, digest in hashes.items()}
 
 
 def judge(
@@ -301,9 +295,9 @@ def judge(
                 if kept.room():
                     kept.add(converter.convert(raw))
     except ToolFailure as exc:
-        return Verdict(
-            False, f"{exc} ({status})", ResultOutcome.ERROR, kept.done(), converter.file_hashes
-        )
+        findings = kept.done()
+        hashes = keyed_by_finding_paths(converter.file_hashes, findings)
+        return Verdict(False, f"{exc} ({status})", ResultOutcome.ERROR, findings, hashes)
     except OutputError as exc:
         message = f"{exc} ({status})"
         tail = output_tail(process)
@@ -311,11 +305,12 @@ def judge(
         return Verdict(False, message, ResultOutcome.ERROR, handed_on_void=True)
     passed = total == 0 and ok
     ignored = (converter.dropped, converter.missing, below)
+    findings = kept.done()
     return Verdict(
         passed,
         _summary(total, kept.count, ignored, process, ok),
-        findings=kept.done(),
-        file_hashes=converter.file_hashes,
+        findings=findings,
+        file_hashes=keyed_by_finding_paths(converter.file_hashes, findings),
         known_files=converter.known,
     )
 

@@ -132,6 +132,9 @@ async def test_parses_after_the_first_take_the_files_it_read_from_the_fork_serve
 
     async def parse() -> tuple[int, dict[str, str]]:
         verdict = await judge_bounded(config, process, tmp_path, 1000, datetime.now(UTC))
+        # Each path held once: the hashes are keyed by the findings' own strings.
+        paths = {id(f.location.path) for f in verdict.findings if f.location}
+        assert {id(path) for path in verdict.file_hashes} == paths
         return verdict.known_files, verdict.file_hashes
 
     await parse()  # the fork server may know these files from an earlier test: no matter

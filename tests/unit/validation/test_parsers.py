@@ -417,3 +417,14 @@ def test_the_columns_setting_overrides_the_units_of_every_format() -> None:
 )
 def test_a_plain_path_is_one_normalising_would_leave_alone(reported: str, plain: bool) -> None:
     assert locations._plain(reported) is plain
+
+
+def test_a_verdict_keys_its_file_hashes_by_its_findings_own_path_strings(tmp_path: Path) -> None:
+    for name in ("a.py", "b.py"):
+        (tmp_path / name).write_text("x = 1\n")
+    output = "a.py:1:1: error: e\nb.py:1:1: error: f\n"
+    verdict = judge(
+        declared('format = "pattern"'), ProcessOutcome(Ending.EXITED, 1, output), tmp_path
+    )
+    paths = {id(f.location.path) for f in verdict.findings if f.location}
+    assert {id(path) for path in verdict.file_hashes} == paths
