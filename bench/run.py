@@ -510,7 +510,6 @@ async def bench_overlap(tmp: Path, files: int, rounds: int) -> list[Row]:
                 sink.append((time.monotonic() - started, wire.bytes_in - before_bytes))
 
             await session(acp_lsp(data_dir), root, work)
-    print("samples", {v: [round(s, 2) for s, _ in r] for v, r in samples.items()}, file=sys.stderr)
     measured = {
         validators: (
             statistics.median(s for s, _ in runs),
