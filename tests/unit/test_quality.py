@@ -43,3 +43,26 @@ def test_ci_runs_the_readme_test_command() -> None:
     assert len(block) == 2, "the README starts with exactly two commands"
     assert "pytest" in block[1]
     assert "README.md" in (ROOT / ".ci" / "run").read_text(encoding="utf-8")
+
+
+def test_no_file_keeps_a_merge_conflict_marker() -> None:
+    """A conflict resolved by hand once left both sides in a document."""
+    listed = subprocess.run(
+        ["git", "ls-files", "-z", "--", "*.md", "*.py", "*.toml", "*.json", "*.lua", "*.el"],
+        cwd=ROOT,
+        capture_output=True,
+        check=False,
+    )
+    if listed.returncode != 0:
+        pytest.skip("not a git checkout")
+    marked = [
+        name
+        for name in listed.stdout.decode().split("\0")
+        if name
+        and (ROOT / name).is_file()
+        and any(
+            line.startswith(("<<<<<<< ", ">>>>>>> "))
+            for line in (ROOT / name).read_text(encoding="utf-8", errors="replace").splitlines()
+        )
+    ]
+    assert marked == []
