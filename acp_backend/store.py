@@ -24,11 +24,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from pydantic import TypeAdapter
-
 from acp_backend.ids import is_ulid
 from acp_client.errors import InvalidParams, InvalidState, NotFound
-from acp_client.models import Finding, ValidationResult
+from acp_client.models import FINDINGS, ValidationResult
 
 log = logging.getLogger(__name__)
 
@@ -437,7 +435,6 @@ class Store:
         return page, next_cursor
 
 
-_FINDINGS = TypeAdapter(tuple[Finding, ...])
 _FINDINGS_PER_CALL = 500
 
 
@@ -452,7 +449,7 @@ def result_body(result: ValidationResult) -> str:
     if not findings:
         return head
     parts = [
-        _FINDINGS.dump_json(findings[start : start + _FINDINGS_PER_CALL], exclude_defaults=True)
+        FINDINGS.dump_json(findings[start : start + _FINDINGS_PER_CALL], exclude_defaults=True)
         for start in range(0, len(findings), _FINDINGS_PER_CALL)
     ]
     written = b",".join(part[1:-1] for part in parts).decode()

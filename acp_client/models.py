@@ -13,7 +13,7 @@ from datetime import datetime
 from enum import StrEnum
 from typing import Annotated
 
-from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, WithJsonSchema
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, TypeAdapter, WithJsonSchema
 from pydantic.dataclasses import dataclass
 
 MAX_POSITION = 2**31 - 1
@@ -138,6 +138,11 @@ class Finding:
     fixes: tuple[FindingFix, ...] = Field(
         default=(), description="Fixes the tool proposed; each can become a one-finding plan."
     )
+
+
+FINDINGS: TypeAdapter[tuple[Finding, ...]] = TypeAdapter(tuple[Finding, ...])
+"""Reads or writes many findings in one call (a finding is a dataclass, not
+a model: no ``model_validate`` of its own)."""
 
 
 class ResultOutcome(StrEnum):

@@ -91,14 +91,14 @@ class FileFacts:
     def learn(self, learned: Iterable[Learned]) -> None:
         """Take in what a child read, the oldest entries making room."""
         for path, file_stamp, digest, data in learned:
-            known = self._entries.get(path)
-            if known is not None and known[0] == file_stamp:
-                continue  # two parses at once read the same file: one copy will do
+            old = self._entries.get(path)
+            if old is not None:
+                if old[0] == file_stamp:
+                    continue  # two parses at once read the same file: one copy will do
+                del self._entries[path]
+                self._size -= old[3]
             source = SourceText(data)
             cost = _ENTRY_HEAD + len(data) + _LINE_HEAD * source.line_count()
-            old = self._entries.pop(path, None)
-            if old is not None:
-                self._size -= old[3]
             if cost > self._capacity:
                 continue
             self._entries[path] = (file_stamp, digest, source, cost)

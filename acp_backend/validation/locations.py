@@ -18,13 +18,11 @@ import stat
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any
 
-from pydantic import TypeAdapter
-
 from acp_backend.validation.config import ColumnUnit
 from acp_backend.validation.file_facts import FileFacts
 from acp_backend.validation.positions import SourceText
 from acp_backend.validation.raw import RawFinding, RawRegion, clip
-from acp_client.models import Finding
+from acp_client.models import FINDINGS, Finding
 from acp_client.paths import NotAFilePath, is_within, normalize_path, real_path, relative_to
 
 log = logging.getLogger(__name__)
@@ -35,25 +33,10 @@ FindingWire = dict[str, Any]
 Span = tuple[int, int, int | None, int | None]
 """(line, column, end line, end column) as a tool reported them, 0-based."""
 
-FINDINGS = TypeAdapter(tuple[Finding, ...])
-"""Reads converted findings in bulk: from ``FindingWire`` data or its JSON."""
-
 
 def findings_of(wires: Sequence[FindingWire]) -> tuple[Finding, ...]:
     """The contract's findings for converted ones, validated in one pass."""
     return FINDINGS.validate_python(wires) if wires else ()
-
-
-def keyed_by_finding_paths(hashes: dict[str, str], findings: tuple[Finding, ...]) -> dict[str, str]:
-    """``hashes`` keyed by the findings' own path strings where they name the
-    same file: the hashes come from another parse (the child's verdict) than
-    the findings, and a held result would hold every path twice (~6 bytes a
-    finding held, issue 11). Done where the findings are read, on a worker
-    thread for a forked parse: 3 ms per 10,000 files on the event loop."""
-    if not findings:
-        return hashes
-    paths = {f.location.path: f.location.path for f in findings if f.location is not None}
-    return {paths.get(path, path): digest for path, digest in hashes.items()}
 
 
 _ABSOLUTE = re.compile(r"^(?:[/\\]|[A-Za-z][A-Za-z0-9+.-]*:)")  # /x, \\share, c:, file:

@@ -15,12 +15,7 @@ from acp_backend.validation import isolation
 from acp_backend.validation.config import DEFAULT_PATTERN, OutputFormat, ValidationConfig
 from acp_backend.validation.file_facts import FileFacts
 from acp_backend.validation.isolation import ParseCrashed, ParseTimeout
-from acp_backend.validation.locations import (
-    FindingConverter,
-    FindingWire,
-    findings_of,
-    keyed_by_finding_paths,
-)
+from acp_backend.validation.locations import FindingConverter, FindingWire, findings_of
 from acp_backend.validation.parsers import parse_output
 from acp_backend.validation.presets import PRESETS
 from acp_backend.validation.raw import OutputError, ToolFailure
@@ -295,9 +290,9 @@ def judge(
                 if kept.room():
                     kept.add(converter.convert(raw))
     except ToolFailure as exc:
-        findings = kept.done()
-        hashes = keyed_by_finding_paths(converter.file_hashes, findings)
-        return Verdict(False, f"{exc} ({status})", ResultOutcome.ERROR, findings, hashes)
+        return Verdict(
+            False, f"{exc} ({status})", ResultOutcome.ERROR, kept.done(), converter.file_hashes
+        )
     except OutputError as exc:
         message = f"{exc} ({status})"
         tail = output_tail(process)
@@ -305,12 +300,11 @@ def judge(
         return Verdict(False, message, ResultOutcome.ERROR, handed_on_void=True)
     passed = total == 0 and ok
     ignored = (converter.dropped, converter.missing, below)
-    findings = kept.done()
     return Verdict(
         passed,
         _summary(total, kept.count, ignored, process, ok),
-        findings=findings,
-        file_hashes=keyed_by_finding_paths(converter.file_hashes, findings),
+        findings=kept.done(),
+        file_hashes=converter.file_hashes,
         known_files=converter.known,
     )
 
