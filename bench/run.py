@@ -331,9 +331,10 @@ async def burst(
         wire.open(trigger)
         await asyncio.sleep(1.0)  # connected and settled
         done: set[str] = set()
+        arrivals = wire.arrivals()
 
         def complete() -> bool:
-            done.update(p.uri for p in wire.published if p.count == per_file)
+            done.update(p.uri for p in arrivals() if p.count == per_file)
             return len(done) >= files
 
         started = time.monotonic()
@@ -499,12 +500,16 @@ async def bench_overlap(tmp: Path, files: int, rounds: int) -> list[Row]:
                 before_bytes = wire.bytes_in
                 started = time.monotonic()
                 wire.save(trigger)
-                final: dict[str, int] = {}
+                whole: set[str] = set()  # files whose last publish had all 10
+                arrivals = wire.arrivals()
 
                 def complete() -> bool:
-                    for p in wire.published:
-                        final[p.uri] = p.count
-                    return sum(1 for c in final.values() if c == 10) >= files
+                    for p in arrivals():
+                        if p.count == 10:
+                            whole.add(p.uri)
+                        else:
+                            whole.discard(p.uri)
+                    return len(whole) >= files
 
                 await wire.wait(complete, seconds=900)
                 sink.append((time.monotonic() - started, wire.bytes_in - before_bytes))

@@ -12,7 +12,7 @@ import os
 import ssl
 from collections.abc import AsyncIterator, Generator, Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import httpx
 
@@ -20,6 +20,9 @@ from acp_client import jsonrpc
 from acp_client.errors import AuthenticationError, ServerFault, TlsError
 from acp_client.transport.failures import TOKEN_REMEDY, check_status, classify
 from acp_client.transport.sse import SseSubscription, StreamPolicy
+
+if TYPE_CHECKING:
+    from acp_client.events import Event
 
 TOKEN_ENV = "ACP_TOKEN"
 RPC_PATH = "/acp/v1"
@@ -139,7 +142,7 @@ class HttpTransport:
 
     def events(
         self, after: int | None = None, *, partial: bool = False
-    ) -> AsyncIterator[dict[str, Any]]:
+    ) -> AsyncIterator[dict[str, Any] | Event]:
         return self.subscription(after, partial=partial).__aiter__()
 
     def subscription(self, after: int | None = None, *, partial: bool = False) -> SseSubscription:

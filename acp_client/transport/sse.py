@@ -23,6 +23,7 @@ import httpx
 from httpx_sse import ServerSentEvent, SSEError, aconnect_sse
 
 from acp_client.errors import AuthenticationError, ServerFault, StreamDropped, TransportError
+from acp_client.events import Event, StreamReset, read_event
 from acp_client.transport.failures import check_status, classify
 
 log = logging.getLogger(__name__)
@@ -58,7 +59,8 @@ class StreamPolicy:
 
 
 class SseSubscription:
-    """Iterate it for JSON-RPC notifications, each once, in id order."""
+    """Iterate it for events, each once, in id order: typed, or a notification
+    dict where this client cannot type it (``AcpClient.events`` says why)."""
 
     def __init__(
         self,
@@ -76,7 +78,7 @@ class SseSubscription:
         self.failures = 0
         self.connections = 0
 
-    async def __aiter__(self) -> AsyncIterator[dict[str, Any]]:
+    async def __aiter__(self) -> AsyncIterator[dict[str, Any] | Event]:
         while True:
             started = time.monotonic()
             delivered = False
@@ -107,7 +109,7 @@ class SseSubscription:
             log.warning("event stream from %s %s; resuming", self._where, reason)
             await asyncio.sleep(self._policy.backoff(self.failures))
 
-    async def _connection(self) -> AsyncIterator[dict[str, Any]]:
+    async def _connection(self) -> AsyncIterator[dict[str, Any] | Event]:
         headers = {} if self.last_id is None else {"Last-Event-ID": str(self.last_id)}
         timeout = self._http.timeout
         watchdog = httpx.Timeout(
@@ -140,10 +142,15 @@ class SseSubscription:
         except SSEError as exc:
             raise ServerFault(f"{self._where} did not answer with an event stream") from exc
 
-    def _accept(self, sse: ServerSentEvent) -> dict[str, Any] | None:
-        """The notification in ``sse``, or ``None`` for a duplicate or junk."""
+    def _accept(self, sse: ServerSentEvent) -> dict[str, Any] | Event | None:
+        """The event in ``sse``, typed (``read_event``), or as the notification
+        dict when it is not one this client can type (the client logs and
+        skips that); ``None`` for a duplicate or junk."""
         if not sse.data:
             return None
+        event = read_event(sse.data)
+        if event is not None:
+            return event if self._advance(event.event_id, isinstance(event, StreamReset)) else None
         try:
             message = json.loads(sse.data)
         except ValueError:
@@ -155,8 +162,12 @@ class SseSubscription:
         event_id = params.get("event_id") if isinstance(params, dict) else None
         if not isinstance(event_id, int) or isinstance(event_id, bool):
             return message  # malformed: the client logs and skips it
-        is_reset = message.get("method") == "stream.reset"
+        return message if self._advance(event_id, message.get("method") == "stream.reset") else None
+
+    def _advance(self, event_id: int, is_reset: bool) -> bool:
+        """Move the cursor to ``event_id``; False for an event already
+        delivered (replayed after a reconnect). A reset moves it anywhere."""
         if not is_reset and self.last_id is not None and event_id <= self.last_id:
-            return None  # replayed after a reconnect
+            return False
         self.last_id = event_id
-        return message
+        return True

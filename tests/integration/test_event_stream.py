@@ -14,7 +14,7 @@ from conftest import LiveServer, http_response
 
 from acp_client.client import AcpClient
 from acp_client.errors import AuthenticationError, StreamDropped
-from acp_client.events import ResourceChanged, StreamReset
+from acp_client.events import Event, ResourceChanged, StreamReset
 from acp_client.transport.http import HttpTransport
 from acp_client.transport.inprocess import InProcessTransport
 from acp_client.transport.sse import SseSubscription, StreamPolicy
@@ -55,8 +55,11 @@ async def until(condition: Callable[[], bool]) -> None:
         await asyncio.sleep(0.02)
 
 
-def ids(messages: list[dict[str, Any]]) -> list[int]:
-    return [message["params"]["event_id"] for message in messages]
+def ids(items: list[Event | dict[str, Any]]) -> list[int]:
+    """Event ids, of typed events and of notifications this client cannot type."""
+    return [
+        item.event_id if isinstance(item, Event) else item["params"]["event_id"] for item in items
+    ]
 
 
 async def register(client: AcpClient, root: Path, *names: str) -> None:
@@ -110,7 +113,7 @@ async def test_a_server_side_close_resumes_after_a_restart_without_loss(
         await register(client, tmp_path, "e")
         received = await collector.wait_for(5)
     await asyncio.sleep(0.3)
-    names = [message["params"]["resource"]["name"] for message in received]
+    names = [event.resource.name for event in received if isinstance(event, ResourceChanged)]
     assert names == ["a", "b", "c", "d", "e"]
     assert ids(collector.items) == sorted(set(ids(collector.items)))
     await collector.aclose()

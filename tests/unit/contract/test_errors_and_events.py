@@ -1,5 +1,7 @@
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from acp_client import errors
@@ -8,8 +10,10 @@ from acp_client.events import (
     EVENT_TYPES,
     StreamReset,
     UnknownEvent,
+    ValidationResultEvent,
     ValidationStarted,
     parse_event,
+    read_event,
 )
 from acp_client.jsonrpc import request, success, unwrap
 from acp_client.operations import (
@@ -106,6 +110,50 @@ def test_events_round_trip_and_reject_garbage() -> None:
     with pytest.raises(errors.ServerFault):
         parse_event(["not", "an", "event"])
     assert StreamReset.method in EVENT_TYPES
+
+
+def test_an_event_read_in_one_pass_is_the_one_parsed_from_its_dict() -> None:
+    result = {
+        "id": "R1", "validation": "ruff", "mode": "required", "passed": False,
+        "resource_id": "S", "run_id": "X", "started_at": "2026-11-30T00:00:00Z",
+        "finished_at": "2026-11-30T00:00:01Z", "file_hashes": {"a.py": "0" * 64},
+        "findings": [{"message": "m", "location": {"path": "a.py", "line": 3, "character": -2}}],
+        "added_later": {"by": "a newer backend"},
+    }  # fmt: skip
+    texts = [
+        json.dumps({"jsonrpc": "2.0", "method": "validation.result",
+                    "params": {"event_id": 9, "at": "2026-11-30T00:00:02Z", "result": result}}),
+        ValidationStarted(
+            event_id=3, at="2026-11-30T00:00:00Z", run_id="X", resource_id="S", validations=("a",)
+        ).to_notification(),
+        {"jsonrpc": "2.0", "method": "stream.reset",
+         "params": {"event_id": 4, "at": "2026-11-30T00:00:00Z", "reason": "gone"}},
+    ]  # fmt: skip
+    for text in texts:
+        wire = text if isinstance(text, str) else json.dumps(text)
+        typed = read_event(wire)
+        assert typed is not None
+        assert typed == parse_event(json.loads(wire))
+        assert read_event(wire.encode()) == typed
+    typed = read_event(texts[0])
+    assert isinstance(typed, ValidationResultEvent)
+    assert typed.result.findings[0].location is not None
+    assert typed.result.findings[0].location.character == 0  # clamped, as from a dict
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "not json",
+        "[1, 2]",
+        '{"jsonrpc": "2.0", "method": "plan.exploded", "params": {}}',
+        '{"jsonrpc": "2.0", "method": "validation.started", "params": {"event_id": -1}}',
+        '{"jsonrpc": "1.0", "method": "stream.reset",'
+        ' "params": {"event_id": 4, "at": "2026-11-30T00:00:00Z", "reason": "r"}}',
+    ],
+)
+def test_what_cannot_be_typed_in_one_pass_is_left_to_the_dict_path(text: str) -> None:
+    assert read_event(text) is None
 
 
 def test_params_refuse_unknown_fields_by_name() -> None:
