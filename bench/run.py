@@ -676,7 +676,7 @@ async def main() -> int:
         tmp = Path(name)
         if "save" in sections:
             rows += await bench_save(tmp, rounds)
-        repeats = 1 if args.quick else 3  # sessions per side of a burst or overlap comparison
+        repeats = 1 if args.quick else 5  # sessions per side of a burst or overlap comparison
         if "burst" in sections:
             sizes = (1_000, 10_000) if args.quick else (1_000, 10_000, 100_000)
             rows += await bench_bursts(tmp, sizes, repeats)

@@ -105,7 +105,9 @@ _RUN = 1 << 16  # a run of adjacent findings is held as first * _RUN + count
 
 def placed(result: ValidationResult) -> Placed:
     """Where the result's marks go, without building them: one pass over the
-    findings, each distinct path checked once.
+    findings, a run of adjacent findings in one file taken at once (a
+    tool's output mostly is grouped by file), each distinct path checked
+    once.
 
     A finding whose path would leave the resource root is dropped (path
     jail): the backend should never send one, and we never show one.
@@ -113,29 +115,42 @@ def placed(result: ValidationResult) -> Placed:
     if severity_for(result.mode, result.passed) is None:
         return {}
     anchor = anchor_of(result).path
-    if not result.findings:
+    findings = result.findings
+    if not findings:
         return {anchor: [None]}
-    grouped: dict[str, list[int]] = {}
-    allowed: dict[str, bool] = {}
-    for index, finding in enumerate(result.findings):
-        path = anchor if finding.location is None else finding.location.path
-        ok = allowed.get(path)
-        if ok is None:
-            ok = allowed[path] = inside(path)
-            if not ok:
-                log.warning(
-                    "dropping %s findings outside its resource: %r", result.validation, path
-                )
-        if ok:
-            grouped.setdefault(path, []).append(index)
-    return {path: _compact(found) for path, found in grouped.items()}
+    grouped: Placed = {}
+    outside: set[str] = set()
+    run_path, run_first = None, 0
+    for index, finding in enumerate(findings):
+        location = finding.location
+        path = anchor if location is None else location.path
+        if path != run_path:
+            if run_path is not None:
+                _take_run(grouped, outside, run_path, range(run_first, index), result)
+            run_path, run_first = path, index
+    assert run_path is not None
+    _take_run(grouped, outside, run_path, range(run_first, len(findings)), result)
+    return grouped
 
 
-def _compact(found: list[int]) -> int | Sequence[int]:
-    first, count = found[0], len(found)
-    if found[-1] - first + 1 == count:  # increasing, so adjacent
-        return first * _RUN + count if count < _RUN else range(first, first + count)
-    return array("I", found)
+def _take_run(
+    grouped: Placed, outside: set[str], path: str, run: range, result: ValidationResult
+) -> None:
+    """Findings ``run`` (adjacent) are in ``path``: held as one int (see
+    ``_RUN``), or, for a file met again after others, added to its array."""
+    held = grouped.get(path)
+    if held is not None:
+        if isinstance(held, array):
+            held.extend(run)
+        else:
+            grouped[path] = array("I", [*indexes(held), *run])
+    elif path not in outside:
+        if inside(path):
+            count = len(run)
+            grouped[path] = run.start * _RUN + count if count < _RUN else run
+        else:
+            outside.add(path)
+            log.warning("dropping %s findings outside its resource: %r", result.validation, path)
 
 
 def indexes(held: int | Sequence[int | None]) -> Sequence[int | None]:

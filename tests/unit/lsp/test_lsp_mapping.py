@@ -89,6 +89,18 @@ def test_the_indexes_held_per_file_are_compact() -> None:
     assert placed(result(mode=INFO, passed=True)) == {"acp.toml": [None]}
 
 
+def test_a_file_met_in_several_runs_keeps_every_index_in_order() -> None:
+    runs = [("a.py", 2), ("b.py", 1), ("a.py", 3), ("../out.py", 2), ("a.py", 1), ("b.py", 2)]
+    findings = [finding(path, n) for path, count in runs for n in range(count)]
+    shown = placed(result(findings=findings))
+    assert list(indexes(shown["a.py"])) == [0, 1, 3, 4, 5, 8]
+    assert list(indexes(shown["b.py"])) == [2, 9, 10]
+    assert "../out.py" not in shown  # the path jail, once per path
+    long_then_more = [finding("a.py")] * 70_000 + [finding("b.py"), finding("a.py")]
+    again = placed(result(findings=long_then_more))
+    assert list(indexes(again["a.py"])) == [*range(70_000), 70_001]
+
+
 def test_a_run_too_long_for_one_int_is_a_range() -> None:
     shown = placed(result(findings=[finding("a.py", n % 100) for n in range(70_000)]))
     assert shown["a.py"] == range(70_000) and indexes(shown["a.py"]) == range(70_000)
