@@ -26,7 +26,7 @@ whole path a user waits on, against floors that share none of acp-lsp's code,
 measured in the same run on the same machine: a raw JSON-RPC server and a
 bare pygls server running the same command on save (`bench/floors/`),
 efm-langserver with the same command, and the tools themselves. A burst
-(up to 10,000 findings) or overlap comparison runs each side three times in
+(up to 10,000 findings) or overlap comparison runs each side five times in
 turn and reports medians. `--check` exits 1 when a target is missed.
 """
 

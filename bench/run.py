@@ -14,7 +14,7 @@ Sections: save -> diagnostics with real ruff; bursts of 1k/10k/100k findings
 (local and over HTTP + SSE) with request latency during the burst;
 overlapping validators; memory (RSS after a burst, and heap held per
 finding, traced in process by ``bench/held_heap.py``); start-up. A burst (up
-to 10,000 findings) or overlap comparison runs each side three times in
+to 10,000 findings) or overlap comparison runs each side five times in
 turn and compares medians: one pair of runs swung by up to 2x on a shared
 machine. ``--check`` exits 1 when a target is missed; ``--report`` rewrites docs/performance.md from
 this run's JSON and the other benchmarks' (``bench/results/*.json``).
