@@ -16,8 +16,9 @@ overlapping validators; memory (RSS after a burst, and heap held per
 finding, traced in process by ``bench/held_heap.py``); start-up. A burst (up
 to 10,000 findings) or overlap comparison runs each side five times in
 turn and compares medians: one pair of runs swung by up to 2x on a shared
-machine. ``--check`` exits 1 when a target is missed; ``--report`` rewrites docs/performance.md from
-this run's JSON and the other benchmarks' (``bench/results/*.json``).
+machine. ``--check`` exits 1 when a target is missed; ``--report`` rewrites
+docs/performance.md from this run's JSON and the other benchmarks'
+(``bench/results/*.json``).
 """
 
 from __future__ import annotations
@@ -586,13 +587,14 @@ def time_command(
 
 def tools_ms(root: Path, rounds: int) -> float:
     """The project's validation commands, one after the other, as the backend
-    runs them: from its ``acp.toml``, in its directory, with the backend's
-    interpreter directory last on PATH (``validator_environment``). A
+    runs them: from its ``acp.toml``, in its directory, in the environment
+    it gives them (``validator_environment``: the user's PATH first). A
     ``python`` on the user's PATH is the user's, shims and all: a pyenv
     shim alone cost ~300 ms a run, which a direct interpreter left out."""
+    from acp_backend.validation.runner import validator_environment
+
     declared = tomllib.loads((root / "acp.toml").read_text(encoding="utf-8"))["validations"]
-    path = os.pathsep.join(p for p in (os.environ.get("PATH"), str(Path(PY).parent)) if p)
-    env = {**os.environ, "PATH": path}
+    env = validator_environment()
     return sum(time_command(v["command"], rounds, root, env) for v in declared)
 
 

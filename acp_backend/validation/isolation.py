@@ -51,11 +51,11 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
 from acp_backend.validation.file_facts import CAPACITY, FileFacts, Learned
-from acp_backend.validation.locations import FindingWire
 from acp_client.models import FINDINGS, Finding
 
 if TYPE_CHECKING:  # the validator imports this module
     from acp_backend.validation.config import ValidationConfig
+    from acp_backend.validation.locations import FindingWire
     from acp_backend.validation.runner import ProcessOutcome
     from acp_backend.validation.validator import Verdict
 
