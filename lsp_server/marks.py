@@ -31,10 +31,12 @@ import logging
 from array import array
 from collections.abc import Iterable, Iterator, Sequence
 from enum import IntEnum
+from itertools import compress
+from operator import ne, sub
 from typing import NamedTuple
 
 from acp_client.models import Finding, Location, ValidationMode, ValidationResult
-from lsp_server.roots import DECLARATION_FILE, inside
+from lsp_server.roots import DECLARATION_FILE, all_inside, inside
 
 log = logging.getLogger(__name__)
 
@@ -104,10 +106,9 @@ _RUN = 1 << 16  # a run of adjacent findings is held as first * _RUN + count
 
 
 def placed(result: ValidationResult) -> Placed:
-    """Where the result's marks go, without building them: one pass over the
-    findings, a run of adjacent findings in one file taken at once (a
-    tool's output mostly is grouped by file), each distinct path checked
-    once.
+    """Where the result's marks go, without building them: the runs of
+    adjacent findings in one file (a tool's output mostly is grouped by
+    file) found in one pass, each distinct path checked once.
 
     A finding whose path would leave the resource root is dropped (path
     jail): the backend should never send one, and we never show one.
@@ -118,18 +119,21 @@ def placed(result: ValidationResult) -> Placed:
     findings = result.findings
     if not findings:
         return {anchor: [None]}
+    paths = [anchor if (location := f.location) is None else location.path for f in findings]
+    # Where each run starts, found without a Python step a finding: ten
+    # validators over 10,000 files are ten results of 10,000 runs each.
+    starts = [0, *compress(range(1, len(paths)), map(ne, paths[1:], paths))]
+    counts = list(map(sub, [*starts[1:], len(paths)], starts))
+    run_paths = [paths[start] for start in starts]
+    if len(set(run_paths)) == len(run_paths) and max(counts) < _RUN and all_inside(run_paths):
+        # The usual result: one run a file, all in the root.
+        return {
+            path: first * _RUN + n for path, first, n in zip(run_paths, starts, counts, strict=True)
+        }
     grouped: Placed = {}
     outside: set[str] = set()
-    run_path, run_first = None, 0
-    for index, finding in enumerate(findings):
-        location = finding.location
-        path = anchor if location is None else location.path
-        if path != run_path:
-            if run_path is not None:
-                _take_run(grouped, outside, run_path, range(run_first, index), result)
-            run_path, run_first = path, index
-    assert run_path is not None
-    _take_run(grouped, outside, run_path, range(run_first, len(findings)), result)
+    for path, first, n in zip(run_paths, starts, counts, strict=True):
+        _take_run(grouped, outside, path, range(first, first + n), result)
     return grouped
 
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import logging
 import posixpath
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 from urllib.parse import quote
@@ -52,6 +52,16 @@ def inside(relative: str) -> bool:
         return True  # (the usual path, checked per file of every result: no normpath)
     normal = posixpath.normpath(relative)
     return normal != ".." and not normal.startswith("../")
+
+
+def all_inside(paths: Sequence[str]) -> bool:
+    """``inside`` for every one of ``paths``, in one look for the usual case:
+    none absolute and none with a ``.`` segment. Any path that could climb
+    out (or a newline in one that misleads the look) gets ``inside``."""
+    joined = "\n/" + "\n/".join(paths)
+    if "\n//" not in joined and "/." not in joined:
+        return True
+    return all(map(inside, paths))
 
 
 @dataclass(frozen=True, slots=True)

@@ -284,10 +284,13 @@ def _child(connection: Connection, server: socket.socket, facts: FileFacts) -> N
         answer: Verdict | Exception = judge(config, whole, root, max_findings, hand_on, facts=facts)
     except Exception as exc:  # sent back and raised in the backend
         answer = exc
+    # The fork server first: the backend may take a while to read the
+    # answer, and the parses it starts meanwhile should not read again
+    # what this one just read.
+    send_facts(server, facts.fresh)
     connection.send_bytes(b"")
     connection.send(answer)
     connection.close()
-    send_facts(server, facts.fresh)
 
 
 def send_facts(server: socket.socket, learned: list[Learned]) -> None:

@@ -28,7 +28,7 @@ from lsp_server.features.diagnostics.mapping import (
     Links,
     as_objects,
     config_diagnostic,
-    diagnostics,
+    file_diagnostics,
 )
 from lsp_server.features.diagnostics.sent import LastSent
 from lsp_server.features.diagnostics.store import DiagnosticsStore
@@ -150,10 +150,12 @@ class Presenter:
         lines = self._lines(key)
         document = self._open.get(key)
         links = self._links(key[0])
-        shown: list[str] = []
-        for result, indexes in self.store.held(key):
-            if document is None or document.computed_on(result, key[1]):
-                shown += diagnostics(result, indexes, lines, self.encoding, links)
+        held = self.store.held(key)
+        if document is not None:
+            held = [
+                (result, shown) for result, shown in held if document.computed_on(result, key[1])
+            ]
+        shown = file_diagnostics(held, lines, self.encoding, links)
         config_error = self.store.config_error(key)
         if config_error is not None:
             shown.append(config_diagnostic(config_error, lines, self.encoding))

@@ -25,6 +25,7 @@ from __future__ import annotations
 
 from collections.abc import Collection, Iterable, Sequence
 from dataclasses import dataclass
+from itertools import repeat
 
 from acp_client.models import Finding, ResultOutcome, ValidationResult
 from lsp_server.marks import (
@@ -96,14 +97,14 @@ class DiagnosticsStore:
         shown = validations.get(result.validation)
         if shown is not None and result.started_at < shown.latest.started_at:
             return set()
-        touched = shown.paths() if shown is not None else set()
+        touched = shown.paths() if shown is not None else None
         grouped = placed(result)
         self._clock += 1
         validations[result.validation] = _Shown(
             result, self._clock, [(result, grouped)] if grouped else []
         )
         self._layers.pop(scope, None)
-        return self._bump(scope, touched | grouped.keys())
+        return self._bump(scope, grouped.keys() if touched is None else touched | grouped.keys())
 
     def apply_partial(
         self,
@@ -265,4 +266,4 @@ class DiagnosticsStore:
         held, not one a file); return their keys."""
         self._clock += 1
         self._versions.setdefault(scope, {}).update(dict.fromkeys(paths, self._clock))
-        return {(scope, path) for path in paths}
+        return set(zip(repeat(scope), paths))

@@ -6,7 +6,7 @@ import posixpath
 
 import pytest
 
-from lsp_server.roots import inside
+from lsp_server.roots import all_inside, inside
 
 
 def normalised_inside(relative: str) -> bool:
@@ -24,6 +24,19 @@ def normalised_inside(relative: str) -> bool:
 )  # fmt: skip
 def test_inside_agrees_with_the_normalised_check(relative: str) -> None:
     assert inside(relative) == normalised_inside(relative)
+
+
+@pytest.mark.parametrize(
+    "relative",
+    [
+        "", "..", "a.py", ".github/ci.yml", "../x", "a/../../x", "a/../b", "/etc/passwd",
+        "//x", "a\n//b", "a\n", "\n/x", "a\n/../../x", "x/\n", "a/...",
+    ],
+)  # fmt: skip
+def test_all_inside_agrees_with_inside_for_each(relative: str) -> None:
+    """The one look over a result's paths says "all inside" only when each is."""
+    for paths in ([relative], ["ok.py", relative, "pkg/b.py"], [relative, "x\n", "/abs"]):
+        assert all_inside(paths) == all(map(inside, paths))
 
 
 def test_escapes_are_refused() -> None:

@@ -101,6 +101,23 @@ def test_a_file_met_in_several_runs_keeps_every_index_in_order() -> None:
     assert list(indexes(again["a.py"])) == [*range(70_000), 70_001]
 
 
+def test_one_run_a_file_is_placed_as_the_general_case_would() -> None:
+    """The usual result (each file one run, as a tool's output over 10,000
+    files is) takes a shortcut; an escape among its paths still goes."""
+    findings = [finding(f"m{n}.py", n) for n in range(50)] + [Finding(message="nowhere")]
+    shown = placed(result(findings=findings))
+    assert {path: list(indexes(held)) for path, held in shown.items()} == {
+        **{f"m{n}.py": [n] for n in range(50)},
+        "acp.toml": [50],
+    }
+    assert all(isinstance(held, int) for held in shown.values())
+    escaping = placed(result(findings=[finding("a.py"), finding("../out.py"), finding("b.py")]))
+    assert {path: list(indexes(held)) for path, held in escaping.items()} == {
+        "a.py": [0],
+        "b.py": [2],
+    }
+
+
 def test_a_run_too_long_for_one_int_is_a_range() -> None:
     shown = placed(result(findings=[finding("a.py", n % 100) for n in range(70_000)]))
     assert shown["a.py"] == range(70_000) and indexes(shown["a.py"]) == range(70_000)
