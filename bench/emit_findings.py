@@ -18,13 +18,18 @@ def main() -> None:
     parser.add_argument("--tag", default="B000")
     parser.add_argument("--first", type=int, default=0)
     args = parser.parse_args()
-    out = sys.stdout
-    for n in range(args.first, args.first + args.files):
-        path = f"pkg/m{n:05d}.py"
-        out.writelines(
-            f"{path}:{k % 12 + 1}:4: {args.tag} finding {k} of {path}\n"
-            for k in range(args.per_file)
-        )
+    tag, per_file = args.tag, args.per_file
+    # One write of the whole output, its lines from one generator: a finding
+    # costs this stand-in the same whether its file has one or ten of them
+    # (a generator and a write a file made 10,000 one-finding files cost
+    # ~8 ms more than 1,000 ten-finding ones, in both sides of the overlap).
+    paths = (f"pkg/m{n:05d}.py" for n in range(args.first, args.first + args.files))
+    lines = (
+        f"{path}:{k % 12 + 1}:4: {tag} finding {k} of {path}\n"
+        for path in paths
+        for k in range(per_file)
+    )
+    sys.stdout.write("".join(lines))
 
 
 if __name__ == "__main__":

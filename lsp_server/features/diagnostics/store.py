@@ -23,13 +23,14 @@ keep theirs, on the earlier result they came from, and are not sent again.
 
 from __future__ import annotations
 
-from collections.abc import Collection, Iterable, Sequence
+from collections.abc import Collection, Iterable
 from dataclasses import dataclass
 from itertools import repeat
 
 from acp_client.models import Finding, ResultOutcome, ValidationResult
 from lsp_server.marks import (
     ConfigMark,
+    Held,
     Mark,
     Placed,
     anchor_of,
@@ -39,8 +40,6 @@ from lsp_server.marks import (
     placed,
 )
 from lsp_server.roots import FileKey
-
-Held = tuple[ValidationResult, Sequence[int | None]]  # a result, the indexes of its findings shown
 
 
 @dataclass(slots=True)
@@ -217,8 +216,9 @@ class DiagnosticsStore:
         return set(self._shown) | set(self._config_errors)
 
     def held(self, key: FileKey) -> list[Held]:
-        """The file's results, each with the indexes of its findings shown
-        there: what ``mapping.diagnostics`` converts without a ``Mark`` each."""
+        """The file's results, each with what ``placed`` holds of its
+        findings shown there: what ``mapping.file_diagnostics`` converts
+        without a ``Mark`` each."""
         scope, path = key
         layers = self._layers.get(scope)
         if layers is None:
@@ -226,15 +226,13 @@ class DiagnosticsStore:
             layers = self._layers[scope] = [
                 layer for shown in validations for layer in shown.layers
             ]
-        return [
-            (result, indexes(held))
-            for result, where in layers
-            if (held := where.get(path)) is not None
-        ]
+        return [(result, held) for result, where in layers if (held := where.get(path)) is not None]
 
     def marks(self, key: FileKey) -> list[Mark]:
         """The file's marks, whole (for readers that want them; sending uses ``held``)."""
-        return [mark_at(result, index) for result, shown in self.held(key) for index in shown]
+        return [
+            mark_at(result, index) for result, shown in self.held(key) for index in indexes(shown)
+        ]
 
     def latest(
         self,
