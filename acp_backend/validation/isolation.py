@@ -13,7 +13,7 @@ the backend vanish meanwhile.
 
 Protocol on each child's socket (``multiprocessing.connection`` framing):
 the child sends its pid; the backend sends (config, process without its
-output, root, max_findings, seconds), then each output text in 1 MiB chunks
+output, root, max_findings, seconds, run id), then each output text in 1 MiB chunks
 ended by an empty one; the child answers with the findings in batches of
 500 as it reads them, so that the backend reads one batch while the child
 parses the next, then an empty message, then the verdict without findings
@@ -152,15 +152,19 @@ async def judge_isolated(
     root: Path,
     max_findings: int,
     budget: float,
+    *,
+    run: str | None = None,
 ) -> Verdict:
     """``validator.judge(config, process, root, max_findings)`` in a forked
-    child; ``ParseTimeout`` after ``budget`` seconds."""
+    child; ``ParseTimeout`` after ``budget`` seconds. ``run``: the validation
+    run it parses for (``file_facts``: a file read earlier in it is not
+    checked again)."""
     try:
         connection = await asyncio.to_thread(_SERVER.connect)
         pid = await asyncio.to_thread(connection.recv)
     except (OSError, EOFError) as exc:
         raise ParseCrashed(f"could not start the process reading the output: {exc}") from None
-    request = (config, replace(process, stdout="", stderr=""), root, max_findings, budget)
+    request = (config, replace(process, stdout="", stderr=""), root, max_findings, budget, run)
     texts = (process.stdout, process.stderr)
     answered = False
     try:
@@ -257,7 +261,6 @@ def serve() -> None:
                 ours.close()
                 signal.signal(signal.SIGCHLD, signal.SIG_DFL)
                 try:
-                    facts.forked()
                     _child(Connection(fds[0]), theirs, facts)
                 finally:
                     os._exit(0)
@@ -272,7 +275,8 @@ def _child(connection: Connection, server: socket.socket, facts: FileFacts) -> N
     from acp_backend.validation.validator import judge
 
     connection.send(os.getpid())
-    config, process, root, max_findings, budget = connection.recv()
+    config, process, root, max_findings, budget, run = connection.recv()
+    facts.forked(run)
     signal.alarm(math.ceil(budget) + 1)  # the default action ends the process
     stdout, stderr = _receive_text(connection), _receive_text(connection)
     whole = replace(process, stdout=stdout, stderr=stderr)

@@ -118,7 +118,9 @@ async def run_scoped(
         return Ran(make_result(config, target, started, Verdict(True, "no files to check")))
     if scope.command:
         process = await _run(config, target.root, scope.command, output_cap)
-        verdict = await judge_bounded(config, process, target.root, max_findings, started)
+        verdict = await judge_bounded(
+            config, process, target.root, max_findings, started, run=target.run_id
+        )
     else:  # only deleted files changed: nothing to run, their findings go
         verdict = Verdict(True, "no findings")
     if scope.covered is None or verdict.outcome is not ResultOutcome.COMPLETED:
@@ -162,6 +164,8 @@ async def judge_bounded(
     root: Path,
     max_findings: int,
     started: datetime,
+    *,
+    run: str | None = None,
 ) -> Verdict:
     if (
         process.ending is not Ending.EXITED
@@ -173,7 +177,9 @@ async def judge_bounded(
     budget = max(config.timeout - elapsed, MIN_PARSE_BUDGET)
     begun = time.monotonic()
     try:
-        verdict = await isolation.judge_isolated(config, process, root, max_findings, budget)
+        verdict = await isolation.judge_isolated(
+            config, process, root, max_findings, budget, run=run
+        )
     except ParseTimeout:
         return Verdict(
             False,

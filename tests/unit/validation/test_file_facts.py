@@ -23,8 +23,8 @@ from tests.unit.validation.validation_helpers import declared
 OTHER = "0" * 64  # a digest no real file here has: shows the entry was used
 
 
-def learned(path: Path, data: bytes = b"other = 1\n") -> Learned:
-    return (str(path), stamp_of(os.lstat(path)), OTHER, data)
+def learned(path: Path, data: bytes = b"other = 1\n", run: str | None = None) -> Learned:
+    return (str(path), stamp_of(os.lstat(path)), OTHER, data, run)
 
 
 def convert(root: Path, facts: FileFacts, *paths: str) -> FindingConverter:
@@ -81,12 +81,40 @@ def test_only_files_that_had_settled_when_read_are_noted(tmp_path: Path) -> None
     (tmp_path / "new.py").write_text("new = 1\n")  # changed as the parse began
     convert(tmp_path, facts, "old.py", "new.py")
     assert [entry[0] for entry in facts.fresh] == [str(tmp_path / "old.py")]
-    (path, stamp, digest, data) = facts.fresh[0]
-    assert (stamp, digest, data) == (
+    (path, stamp, digest, data, run) = facts.fresh[0]
+    assert (stamp, digest, data, run) == (
         stamp_of(os.lstat(path)),
         hashlib.sha256(b"old = 1\n").hexdigest(),
         b"old = 1\n",
+        None,
     )
+
+
+def test_within_a_run_a_file_is_taken_as_it_was_first_read(tmp_path: Path) -> None:
+    """A parse of the run that read the file takes it as read then, without
+    looking again; a parse of another run (or of none) looks, and reads the
+    file again when it changed."""
+    path = tmp_path / "a.py"
+    path.write_text("a = 1\n")
+    facts = FileFacts()
+    facts.learn([learned(path, run="run-1")])
+    path.write_text("b = 2\n")
+    facts.forked("run-1")
+    assert convert(tmp_path, facts, "a.py").file_hashes == {"a.py": OTHER}
+    for other in ("run-2", None):
+        facts.forked(other)
+        converter = convert(tmp_path, facts, "a.py")
+        assert converter.file_hashes == {"a.py": hashlib.sha256(b"b = 2\n").hexdigest()}
+        assert converter.known == 0
+
+
+def test_what_a_parse_reads_is_told_with_its_run(tmp_path: Path) -> None:
+    (tmp_path / "a.py").write_text("a = 1\n")
+    facts = FileFacts()
+    settled(facts)
+    facts.forked("run-1")
+    convert(tmp_path, facts, "a.py")
+    assert [entry[4] for entry in facts.fresh] == ["run-1"]
 
 
 def test_the_facts_are_bounded_by_heap_the_oldest_going_first(tmp_path: Path) -> None:
@@ -101,7 +129,7 @@ def test_the_facts_are_bounded_by_heap_the_oldest_going_first(tmp_path: Path) ->
 
 def test_what_a_child_tells_is_read_whole_or_not_at_all() -> None:
     ours, theirs = socket.socketpair()
-    entry: Learned = ("/x.py", (1, 2, 3, 4, 5), OTHER, b"x")
+    entry: Learned = ("/x.py", (1, 2, 3, 4, 5), OTHER, b"x", "run-1")
     isolation.send_facts(theirs, [entry])
     theirs.close()
     assert isolation.receive_facts(ours) == [entry]
@@ -150,11 +178,45 @@ async def test_parses_after_the_first_take_the_files_it_read_from_the_fork_serve
     assert hashes[files[0]] == hashlib.sha256(b"changed = 1\n").hexdigest()
 
 
+async def test_a_run_takes_a_file_as_its_first_parse_read_it_through_the_fork_server(
+    tmp_path: Path,
+) -> None:
+    files = [f"r{n}.py" for n in range(20)]
+    for name in files:
+        (tmp_path / name).write_text(f"{name[:-3]} = 'é'\n")
+    await asyncio.sleep(SETTLED_NS / 1e9 + 0.02)
+    output = "".join(f"{name}:1:1: error: e {'x' * 2000}\n" for name in files)
+    assert len(output) > IN_PROCESS_OUTPUT  # a parse in a forked child
+    config = declared('format = "pattern"')
+    process = ProcessOutcome(Ending.EXITED, status=1, stdout=output)
+
+    async def parse(run: str) -> tuple[int, dict[str, str]]:
+        verdict = await judge_bounded(config, process, tmp_path, 1000, datetime.now(UTC), run=run)
+        return verdict.known_files, verdict.file_hashes
+
+    _, first = await parse("run-1")  # reads every file, and tells the fork server
+    deadline = time.monotonic() + 5
+    known = 0
+    while known < len(files) and time.monotonic() < deadline:  # the child's message
+        known, _ = await parse("run-1")
+    assert known == len(files)
+    (tmp_path / files[0]).write_text("changed = 1\n")
+    known, hashes = await parse("run-1")
+    assert known == len(files) and hashes == first  # the run's first reading stands
+    known, hashes = await parse("run-2")  # another run looks again
+    assert known == len(files) - 1
+    assert hashes[files[0]] == hashlib.sha256(b"changed = 1\n").hexdigest()
+
+
 def test_a_file_learned_again_with_the_same_stamp_keeps_its_entry(tmp_path: Path) -> None:
     """Two parses at once read the same files: the second telling is skipped."""
     path = tmp_path / "a.py"
     path.write_text("a = 1\n")
     facts = FileFacts()
     facts.learn([learned(path)])
-    facts.learn([(str(path), stamp_of(os.lstat(path)), "1" * 64, b"a = 1\n")])
+    facts.learn([(str(path), stamp_of(os.lstat(path)), "1" * 64, b"a = 1\n", "run-2")])
+    assert convert(tmp_path, facts, "a.py").file_hashes == {"a.py": OTHER}
+    # Read again in a later run: taken as read in that one from now on.
+    path.write_text("b = 2\n")
+    facts.forked("run-2")
     assert convert(tmp_path, facts, "a.py").file_hashes == {"a.py": OTHER}

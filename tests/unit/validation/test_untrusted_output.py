@@ -82,9 +82,9 @@ async def test_parsing_happens_in_a_process_of_its_own(
     isolated: list[str] = []
     real = isolation.judge_isolated
 
-    async def recording(*args: Any) -> Any:
+    async def recording(*args: Any, **kwargs: Any) -> Any:
         isolated.append(args[0].name)
-        return await real(*args)
+        return await real(*args, **kwargs)
 
     monkeypatch.setattr(isolation, "judge_isolated", recording)
     (tmp_path / "f.py").write_text("x = 1\n")
