@@ -45,8 +45,8 @@ a file it read, and during which validation run (None: outside any)."""
 SETTLED_NS = 100_000_000  # a file's ctime this far back, at least, when it was read
 CAPACITY = 32 * 2**20  # bytes of heap the fork server keeps, about
 MAX_FILE = 2**20  # bytes: a larger file is read each time
-_ENTRY_HEAD = 400  # heap of an entry beyond its lines' characters (tuple, stamp, digest)
-_LINE_HEAD = 40  # heap of a line's ``bytes`` beyond its characters
+_ENTRY_HEAD = 850  # heap of an entry beyond its bytes (path, stamp, digest, tuples, text)
+_LINE_HEAD = 8  # heap of a line: where it starts (``SourceText``)
 
 
 def stamp_of(status: os.stat_result) -> Stamp:

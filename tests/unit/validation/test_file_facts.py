@@ -118,9 +118,9 @@ def test_what_a_parse_reads_is_told_with_its_run(tmp_path: Path) -> None:
 
 
 def test_the_facts_are_bounded_by_heap_the_oldest_going_first(tmp_path: Path) -> None:
-    facts = FileFacts(capacity=2500)
+    facts = FileFacts(capacity=3000)
     for n in range(5):
-        (tmp_path / f"f{n}.py").write_text(f"f = {n}  # {'-' * 500}\n")  # ~1,000 bytes of heap
+        (tmp_path / f"f{n}.py").write_text(f"f = {n}  # {'-' * 500}\n")  # ~1,400 bytes of heap
         facts.learn([learned(tmp_path / f"f{n}.py", (tmp_path / f"f{n}.py").read_bytes())])
     assert len(facts) == 2
     assert convert(tmp_path, facts, "f4.py").known == 1

@@ -3,6 +3,7 @@ UTF-8 bytes) and CJK (one UTF-16 unit, three UTF-8 bytes)."""
 
 from __future__ import annotations
 
+import re
 import unicodedata
 
 import pytest
@@ -66,6 +67,31 @@ def test_lines_split_like_an_editor_splits_them() -> None:
     source = SourceText(b"a\r\nb\rc\nd\x0ce\xe2\x80\xa8f")
     assert [source.line(i) for i in range(4)] == ["a", "b", "c", "d\x0ce\u2028f"]
     assert source.to_code_points(3, 4, ColumnUnit.CODE_POINTS) == 4
+
+
+@pytest.mark.parametrize(
+    "data",
+    [b"", b"\n", b"\n\n", b"a", b"a\n", b"a\r\n", b"a\r", b"\r\n\r\n", b"a\nb\r\nc\rd\n",
+     "é\n😀\r\n\n".encode(), b"x" * 70_000 + b"\ny"],
+)  # fmt: skip
+def test_each_line_is_the_text_between_its_breaks(data: bytes) -> None:
+    """The text is held whole with where lines start (``file_facts`` keeps
+    one per file read): a line read back is the one a split gives."""
+    source = SourceText(data)
+    expected = [raw.decode() for raw in re.split(rb"\r\n|\r|\n", data)]
+    assert source.line_count() == len(expected)
+    for index in [*range(len(expected)), *reversed(range(len(expected)))]:
+        assert source.line(index) == expected[index]
+    assert source.line(len(expected)) is None and source.line(-1) is None
+
+
+def test_a_long_line_is_decoded_once_whatever_the_order_it_is_read_in() -> None:
+    """A minified file's findings, sorted by rule, go back and forth between
+    its few long lines: each is decoded once, not once a finding."""
+    source = SourceText(b"a" * 5000 + b"\n" + b"b" * 5000 + b"\nshort")
+    first, second = source.line(0), source.line(1)
+    assert source.line(0) is first and source.line(1) is second
+    assert source.line(2) == "short" and source.line(0) is first
 
 
 def test_invalid_utf8_in_the_file_counts_as_one_replaced_character() -> None:
