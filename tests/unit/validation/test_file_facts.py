@@ -13,6 +13,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from acp_backend.validation import isolation
+from acp_backend.validation.config import ValidationConfig
 from acp_backend.validation.file_facts import SETTLED_NS, FileFacts, Learned, stamp_of
 from acp_backend.validation.locations import FindingConverter
 from acp_backend.validation.raw import RawFinding
@@ -146,17 +147,25 @@ def test_what_a_child_tells_is_read_whole_or_not_at_all() -> None:
         assert isolation.receive_facts(ours) == []
 
 
+async def settled_files_and_their_findings(
+    root: Path, prefix: str, count: int
+) -> tuple[list[str], ValidationConfig, ProcessOutcome]:
+    """``count`` files settled (``SETTLED_NS``), and a tool's output with a
+    finding in each, long enough to be parsed in a forked child."""
+    files = [f"{prefix}{n}.py" for n in range(count)]
+    for name in files:
+        (root / name).write_text(f"{name[:-3]} = 'é'\n")
+    await asyncio.sleep(SETTLED_NS / 1e9 + 0.02)
+    line_size = IN_PROCESS_OUTPUT // count + 1
+    output = "".join(f"{name}:1:1: error: e {'x' * line_size}\n" for name in files)
+    assert len(output) > IN_PROCESS_OUTPUT
+    return files, declared('format = "pattern"'), ProcessOutcome(Ending.EXITED, 1, output)
+
+
 async def test_parses_after_the_first_take_the_files_it_read_from_the_fork_server(
     tmp_path: Path,
 ) -> None:
-    files = [f"m{n}.py" for n in range(50)]
-    for name in files:
-        (tmp_path / name).write_text(f"{name[:-3]} = 'é'\n")
-    await asyncio.sleep(SETTLED_NS / 1e9 + 0.02)
-    output = "".join(f"{name}:1:1: error: e {'x' * 1000}\n" for name in files)
-    assert len(output) > IN_PROCESS_OUTPUT  # a parse in a forked child
-    config = declared('format = "pattern"')
-    process = ProcessOutcome(Ending.EXITED, status=1, stdout=output)
+    files, config, process = await settled_files_and_their_findings(tmp_path, "m", 50)
 
     async def parse() -> tuple[int, dict[str, str]]:
         verdict = await judge_bounded(config, process, tmp_path, 1000, datetime.now(UTC))
@@ -181,14 +190,7 @@ async def test_parses_after_the_first_take_the_files_it_read_from_the_fork_serve
 async def test_a_run_takes_a_file_as_its_first_parse_read_it_through_the_fork_server(
     tmp_path: Path,
 ) -> None:
-    files = [f"r{n}.py" for n in range(20)]
-    for name in files:
-        (tmp_path / name).write_text(f"{name[:-3]} = 'é'\n")
-    await asyncio.sleep(SETTLED_NS / 1e9 + 0.02)
-    output = "".join(f"{name}:1:1: error: e {'x' * 2000}\n" for name in files)
-    assert len(output) > IN_PROCESS_OUTPUT  # a parse in a forked child
-    config = declared('format = "pattern"')
-    process = ProcessOutcome(Ending.EXITED, status=1, stdout=output)
+    files, config, process = await settled_files_and_their_findings(tmp_path, "r", 20)
 
     async def parse(run: str) -> tuple[int, dict[str, str]]:
         verdict = await judge_bounded(config, process, tmp_path, 1000, datetime.now(UTC), run=run)
