@@ -13,8 +13,8 @@ the backend vanish meanwhile.
 
 Protocol on each child's socket (``multiprocessing.connection`` framing):
 the child sends its pid; the backend sends (config, process without its
-output, root, max_findings, seconds, run id), then each output text in 1 MiB chunks
-ended by an empty one; the child answers with the findings in batches of
+output, root, max_findings, seconds, run id), then each output text in
+1 MiB chunks ended by an empty one; the child answers with the findings in batches of
 500 as it reads them, so that the backend reads one batch while the child
 parses the next, then an empty message, then the verdict without findings
 (or an exception). A batch is the findings' JSON (``J``), which the

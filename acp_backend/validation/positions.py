@@ -11,7 +11,7 @@ import codecs
 import re
 import unicodedata
 from array import array
-from itertools import accumulate, repeat
+from itertools import accumulate, chain, repeat
 from operator import add
 
 from acp_backend.validation.config import ColumnUnit
@@ -40,12 +40,12 @@ class SourceText:
         if b"\r" in data:
             lines = _LINE_BREAK.split(data)
             self._breaks = [len(found) for found in _LINE_BREAK.findall(data)]
-            steps = map(add, map(len, lines), [*self._breaks, 0])
         else:  # the usual file: one C-level split, every break one byte
             lines = data.split(b"\n")
             self._breaks = None
-            steps = map(add, map(len, lines), repeat(1))
-        # Where each line starts, and one past the end (the next line's start).
+        breaks = repeat(1, len(lines) - 1) if self._breaks is None else self._breaks
+        # Where each line starts, then where the file ends.
+        steps = map(add, map(len, lines), chain(breaks, (0,)))
         self._starts = array("Q", accumulate(steps, initial=0))
         self._last: tuple[int, str] | None = None
         self._long: dict[int, str] | None = None  # decoded lines of over _LONG_LINE bytes
@@ -53,13 +53,13 @@ class SourceText:
     def line_count(self) -> int:
         return len(self._starts) - 1
 
+    def _span(self, index: int) -> tuple[int, int]:
+        """Where line ``index`` (in range) starts and ends, its break left out."""
+        return self._starts[index], self._starts[index + 1] - self._break_after(index)
+
     def _raw(self, index: int) -> bytes:
         """Line ``index`` (in range) without its break."""
-        start, end = self._starts[index], self._starts[index + 1]
-        if index < len(self._starts) - 2:  # the last line has no break
-            end -= 1 if self._breaks is None else self._breaks[index]
-        else:
-            end = len(self._data)
+        start, end = self._span(index)
         return self._data[start:end]
 
     def line(self, index: int) -> str | None:
@@ -105,11 +105,11 @@ class SourceText:
         """The (line, code-point column) of an offset into the whole file,
         counted in ``unit`` (SARIF ``byteOffset``: bytes; ``charOffset``: the run's unit)."""
         for line in range(self.line_count()):
-            size = (
-                len(self._raw(line))
-                if unit is ColumnUnit.BYTES
-                else _length(self.line(line) or "", unit)
-            )
+            if unit is ColumnUnit.BYTES:
+                start, end = self._span(line)
+                size = end - start
+            else:
+                size = _length(self.line(line) or "", unit)
             if offset <= size:
                 return line, self.to_code_points(line, offset, unit)
             # Line breaks are ASCII: the same length in every unit.

@@ -56,18 +56,6 @@ class Links:
     code_description: bool
 
 
-def diagnostics(
-    result: ValidationResult,
-    indexes: Sequence[int | None],
-    lines: Lines | None,
-    encoding: PositionEncodingKind | str,
-    links: Links | None = None,
-) -> list[str]:
-    """The diagnostics of the result's findings at ``indexes`` (a file's, as
-    ``marks.indexes`` lists them), columns converted against ``lines``."""
-    return file_diagnostics(((result, indexes),), lines, encoding, links)
-
-
 def file_diagnostics(
     held: Iterable[Held],
     lines: Lines | None,

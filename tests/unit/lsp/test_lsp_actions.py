@@ -26,8 +26,8 @@ from lsp_server.features.code_actions.listing import (
     DocumentView,
     list_actions,
 )
-from lsp_server.features.diagnostics.mapping import as_objects, diagnostics
-from lsp_server.marks import indexes, placed
+from lsp_server.features.diagnostics.mapping import as_objects, file_diagnostics
+from lsp_server.marks import placed
 from tests.unit.lsp.lsp_factories import finding, result
 
 NOW = datetime(2026, 1, 1, tzinfo=UTC)
@@ -70,7 +70,7 @@ def view(
         text
         for r in results
         if "a.py" in placed(r)
-        for text in diagnostics(r, indexes(placed(r)["a.py"]), None, "utf-16")
+        for text in file_diagnostics(((r, placed(r)["a.py"]),), None, "utf-16")
     )
     return DocumentView(
         uri="file:///r/a.py",

@@ -27,7 +27,7 @@ def text_of(
     mark: Mark, lines: list[str] | None, encoding: Enc, links: mapping.Links | None = None
 ) -> str:
     """The JSON of one mark's diagnostic."""
-    (text,) = mapping.diagnostics(mark.result, (mark.finding,), lines, encoding, links)
+    (text,) = mapping.file_diagnostics(((mark.result, (mark.finding,)),), lines, encoding, links)
     return text
 
 
