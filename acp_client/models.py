@@ -215,6 +215,13 @@ class PlanState(StrEnum):
 
 TERMINAL_PLAN_STATES = frozenset({PlanState.ERRORED, PlanState.APPLIED, PlanState.CANCELLED})
 """States a plan never leaves."""
+OPEN_PLAN_STATES = frozenset(PlanState) - TERMINAL_PLAN_STATES
+"""A plan that has not ended: it can still be cancelled."""
+APPLIABLE_PLAN_STATES = frozenset({PlanState.COMPLETE, PlanState.CONSTRAINED})
+"""A plan whose change set is ready: it can be previewed and applied (a
+constrained one only with ``force``; ``acp_client.appliable`` says why not)."""
+WORKING_PLAN_STATES = OPEN_PLAN_STATES - APPLIABLE_PLAN_STATES
+"""A plan still being worked out (queued, processing)."""
 
 
 class PlanOrigin(StrEnum):

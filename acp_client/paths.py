@@ -13,6 +13,9 @@ import re
 from pathlib import Path
 from urllib.parse import quote, unquote, urlsplit
 
+CONFIG_FILE = "acp.toml"
+"""Where a resource declares its validations: this file at its root."""
+
 _WINDOWS_DRIVE = re.compile(r"^/?([A-Za-z]):(?:[\\/]|$)")
 
 

@@ -13,6 +13,7 @@ from typing import Any
 
 import pytest
 
+from acp_client.models import WORKING_PLAN_STATES
 from acp_conformance import schema
 from acp_conformance.kit import Kit
 from acp_conformance.scratch import FIXABLE, PASSING, VALIDATIONS
@@ -354,7 +355,7 @@ def fix_plan(kit: Kit) -> dict[str, Any]:
 
 async def _settled(kit: Kit, plan: dict[str, Any]) -> dict[str, Any]:
     async with asyncio.timeout(kit.options.timeout):
-        while plan["state"] in ("queued", "processing"):
+        while plan["state"] in WORKING_PLAN_STATES:
             await asyncio.sleep(0.1)
             plan = await kit.result("plan.get", {"plan_id": plan["id"]})
     return plan

@@ -16,6 +16,7 @@ from importlib import resources
 from pathlib import Path
 from uuid import uuid4
 
+from acp_client.paths import CONFIG_FILE
 from acp_conformance.wire import Wire
 
 FILES = ("emit.py", "sample.py", "fixme.txt")
@@ -37,8 +38,8 @@ def write_scratch(root: Path, python: str = sys.executable) -> Path:
     for name in FILES:
         with resources.as_file(source.joinpath(name)) as path:
             shutil.copyfile(path, root / name)
-    template = source.joinpath("acp.toml.in").read_text("utf-8")
-    (root / "acp.toml").write_text(template.replace("{python}", json.dumps(python)), "utf-8")
+    template = source.joinpath(f"{CONFIG_FILE}.in").read_text("utf-8")
+    (root / CONFIG_FILE).write_text(template.replace("{python}", json.dumps(python)), "utf-8")
     (root / "toggle.txt").write_text("pass\n", "utf-8")
     return root
 

@@ -19,7 +19,8 @@ from lsprotocol import types
 from pygls.protocol import default_converter
 from pytest_lsp import LspSpecificationWarning
 
-from acp_client.paths import path_to_uri
+from acp_client.paths import CONFIG_FILE, path_to_uri
+from acp_client.text import split_lines
 from acp_conformance.kit import Kit
 from acp_conformance.lsp_session import Session, spec_warnings, start
 from acp_conformance.profiles import profiles
@@ -47,7 +48,7 @@ def session(
     kit.run(kit.run_validations())
     # It declares validations but is in no resource: the user must be told.
     unregistered = tmp_path_factory.mktemp(f"unregistered-{profile.name}")
-    (unregistered / "acp.toml").write_text("# not registered with the backend\n", "utf-8")
+    (unregistered / CONFIG_FILE).write_text("# not registered with the backend\n", "utf-8")
     argv = kit.options.server_argv(kit.data_dir)
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always", LspSpecificationWarning)
@@ -72,7 +73,7 @@ def session(
         requests,
     )
     session.open(root / SAMPLE, "python")
-    session.open(root / "acp.toml", "toml")
+    session.open(root / CONFIG_FILE, "toml")
     yield session
     if session.exited is None:
         try:
@@ -85,7 +86,7 @@ def session(
 def target(root: Path, validation: str) -> tuple[int, str, int, int]:
     """The line, its text, and the code-point start and end of a validation's target."""
     word = TARGETS[validation]
-    for number, line in enumerate((root / SAMPLE).read_text("utf-8").splitlines()):
+    for number, line in enumerate(split_lines((root / SAMPLE).read_text("utf-8"))):
         if word in line:
             return number, line, line.index(word), line.index(word) + len(word)
     raise AssertionError(f"{word} is not in {SAMPLE}")
@@ -165,7 +166,7 @@ def test_push_or_pull(session: Session) -> None:
 
 def test_severity_table(session: Session) -> None:
     """required failed: Error; informational failed: Warning; informational passed: Hint."""
-    sample, toml = session.root / SAMPLE, session.root / "acp.toml"
+    sample, toml = session.root / SAMPLE, session.root / CONFIG_FILE
     expected = {REQUIRED: SEVERITY.Error, INFORMATIONAL: SEVERITY.Warning}
     shown = session.run(
         session.wait_shown(

@@ -33,6 +33,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+from lsp_server.features.diagnostics.mapping import diagnostics
+from lsp_server.features.diagnostics.store import DiagnosticsStore
 from rows import Row, run_bench
 
 from acp_backend.facade import BackendFacade, create_facade
@@ -40,8 +42,6 @@ from acp_backend.validation.runner import validator_environment
 from acp_client.events import ValidationResultEvent, parse_event
 from acp_client.models import ValidationResult
 from acp_client.operations import ValidationRunResult
-from lsp_server.features.diagnostics.mapping import diagnostics
-from lsp_server.features.diagnostics.store import DiagnosticsStore
 
 LIBRARIES = ("pip", "setuptools")
 SAVED = "src/pip/_internal/req/req_install.py"

@@ -35,11 +35,11 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
+from lsp_server.features.diagnostics.store import DiagnosticsStore
 from rows import Row, run_bench
 
 from acp_client.models import Finding, Location, Resource, ValidationMode, ValidationResult
 from lsp_server.features.diagnostics.presenter import Presenter
-from lsp_server.features.diagnostics.store import DiagnosticsStore
 from lsp_server.roots import FileKey, Roots
 
 FILES, PER_FILE, LINES = 1_000, 10, 40

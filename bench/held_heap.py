@@ -23,11 +23,12 @@ import sys
 import tracemalloc
 from pathlib import Path
 
+from lsp_server.features.diagnostics.store import DiagnosticsStore
+
 from acp_client.client import AcpClient
 from acp_client.events import ValidationCompleted, ValidationResultEvent
 from acp_client.transport.inprocess import DEFAULT_FACADE, InProcessTransport
 from lsp_server.features.diagnostics.presenter import Presenter
-from lsp_server.features.diagnostics.store import DiagnosticsStore
 from lsp_server.roots import FileKey, Roots
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))

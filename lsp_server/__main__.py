@@ -20,7 +20,7 @@ from pathlib import Path
 
 from acp_client import heap
 from lsp_server import __version__
-from lsp_server.backend import Target, add_target_options
+from lsp_server.backend import BackendAddress, add_target_options
 
 
 def host_port(value: str) -> tuple[str, int]:
@@ -75,7 +75,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     from lsp_server.server import AcpLanguageServer
     from lsp_server.stdio import PipeStdout, SignalledStdin
 
-    server = AcpLanguageServer(Target.from_args(args))
+    server = AcpLanguageServer(BackendAddress.from_args(args))
     register(server)
     heap.settle()
     gc.enable()

@@ -1,38 +1,16 @@
-"""What the server announces at ``initialize`` (the commands, the code action
-kinds, each feature's registration options) and the settings section it reads.
+"""What the server announces at ``initialize`` beyond its handlers: each
+feature's registration options and the settings section it reads. The
+commands and code action kinds come from ``lsp_server.commands``.
 
 Kept apart from the features so that registering the handlers loads none of
-the features' code, nor the ACP client under it (ADR 0016).
+the features' code, nor the ACP client under them (ADR 0016).
 """
 
 from __future__ import annotations
 
 from lsprotocol import types
 
-# The commands; ``workspace/executeCommand`` advertises exactly these.
-RUN_VALIDATIONS = "acp.runValidations"
-APPLY_FIX = "acp.applyFix"
-FIX_ALL = "acp.fixAll"
-PROPOSE_FIX = "acp.proposeFix"
-PREVIEW_PLAN = "acp.previewPlan"
-APPLY_PLAN = "acp.applyPlan"
-CANCEL_PLAN = "acp.cancelPlan"
-RERUN_PLAN = "acp.rerunPlan"
-COMMANDS = (
-    RUN_VALIDATIONS,
-    APPLY_FIX,
-    FIX_ALL,
-    PROPOSE_FIX,
-    PREVIEW_PLAN,
-    APPLY_PLAN,
-    CANCEL_PLAN,
-    RERUN_PLAN,
-)
-
-FIX_ALL_KIND = "source.fixAll.acp"
-VALIDATE_KIND = "source.acp.validate"
-PLAN_KIND = "refactor.acp.plan"
-KINDS = (types.CodeActionKind.QuickFix, FIX_ALL_KIND, VALIDATE_KIND, PLAN_KIND)
+from lsp_server.commands import KINDS
 
 CODE_ACTIONS = types.CodeActionOptions(code_action_kinds=list(KINDS), resolve_provider=True)
 DIAGNOSTICS = types.DiagnosticOptions(

@@ -42,7 +42,7 @@ class Backoff:
 
 
 @dataclass(frozen=True)
-class Target:
+class BackendAddress:
     """Where the backend is: ``local`` (discovery, else in-process) or a URL."""
 
     acp: str = "local"
@@ -51,7 +51,7 @@ class Target:
     facade: str | None = None  # None: the client's default (the reference backend)
 
     @classmethod
-    def from_args(cls, args: argparse.Namespace) -> Target:
+    def from_args(cls, args: argparse.Namespace) -> BackendAddress:
         return cls(
             acp=args.acp, data_dir=args.data_dir, token_file=args.token_file, facade=args.facade
         )
@@ -131,22 +131,22 @@ def degraded_message(operation: str) -> str:
 class BackendLink:
     """Holds the current client; ``None`` while the backend is unreachable."""
 
-    def __init__(self, target: Target) -> None:
-        self._target = target
+    def __init__(self, address: BackendAddress) -> None:
+        self._address = address
         self.client: AcpClient | None = None
         self.moved = asyncio.Event()  # a server now serves what this link fell back from
 
     def check_moved(self) -> bool:
         """Whether to switch to a server that appeared since connecting (the
         session's follow loop then reconnects); asked on requests, not polled."""
-        if self.client is not None and self._target.superseded(self.client):
+        if self.client is not None and self._address.superseded(self.client):
             self.moved.set()
         return self.moved.is_set()
 
     async def connect(self) -> tuple[AcpClient, InitializeResult]:
         """One attempt: a client that has completed ``acp.initialize``, and its answer."""
         self.moved.clear()
-        client = await self._target.connect()
+        client = await self._address.connect()
         try:
             answer = await client.initialize("acp-lsp", __version__)
         except BaseException:

@@ -1,11 +1,12 @@
 """``acp-lsp check --fix``: the tools' own fixes, applied through the plan path.
 
-The same path an editor's "Fix with <tool>" takes: one plan from the fixes
-attached to the findings in scope (``plan.create`` with ``findings``), its
-preview, then ``plan.apply`` with the previewed hash, which re-runs the
-validations the fixes concern. The backend refuses
-overlapping fixes (recorded as decisions) and stale ones (CONFLICT), so a
-fix is never applied to content it was not computed on.
+The fixes "Fix all" takes in the editor, by the same rule
+(``acp_client.fixes``), applied through the plan path: one plan from the
+fixes attached to the findings in scope (``plan.create`` with
+``findings``), its preview, then ``plan.apply`` with the previewed hash,
+which re-runs the validations the fixes concern. The backend refuses stale
+fixes (CONFLICT), so a fix is never applied to content it was not computed
+on.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ import os
 from collections.abc import Callable, Sequence
 
 from acp_client.client import AcpClient
+from acp_client.fixes import fix_all
 from acp_client.follow import follow_runs
 from acp_client.models import FindingRef, Plan, Resource, ValidationResult
 
@@ -23,15 +25,16 @@ AUTHOR = "acp-lsp check --fix"
 def fix_refs(
     resource: Resource, results: Sequence[ValidationResult], covers: Callable[[str], bool]
 ) -> tuple[FindingRef, ...]:
-    """The first fix of every finding in scope that has one."""
-    return tuple(
-        FindingRef(result_id=result.id, finding=index)
+    """The fixes "Fix all" takes among the findings in scope."""
+    in_scope = [
+        (result, index)
         for result in results
         for index, finding in enumerate(result.findings)
-        if finding.fixes
-        and finding.location is not None
+        if finding.location is not None
         and covers(os.path.join(resource.root, finding.location.path))
-    )
+    ]
+    taken, _ = fix_all(in_scope)
+    return tuple(FindingRef(result_id=result.id, finding=index) for result, index in taken)
 
 
 async def apply_fixes(

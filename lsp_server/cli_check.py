@@ -37,7 +37,7 @@ from acp_client.models import (
 from acp_client.paths import is_within, path_to_uri, real_path
 from acp_client.signals import Terminated, run_until_terminated
 from lsp_server import __version__
-from lsp_server.backend import Target, add_target_options
+from lsp_server.backend import BackendAddress, add_target_options
 from lsp_server.check_fix import apply_fixes
 from lsp_server.marks import Mark, Severity, marks_for
 
@@ -159,7 +159,7 @@ def inspect_paths(texts: Sequence[str]) -> list[Given]:
 
 async def check(args: argparse.Namespace, given: Sequence[Given]) -> int:
     try:
-        client = await Target.from_args(args).connect()
+        client = await BackendAddress.from_args(args).connect()
     except TransportError as exc:
         raise Unusable(f"the ACP backend could not be reached: {exc}") from None
     except AcpError as exc:  # e.g. a damaged or unwritable store in local mode

@@ -1,11 +1,17 @@
 """LSP handlers: the one table from LSP methods to the session and its features.
 
-Nothing here decides anything; each handler is one line. Async handlers run
-as tasks, so none of them blocks the editor.
+Nothing here decides anything; each handler is one line or two. Two kinds:
+
+- **notifications** (the document's lifecycle, settings, folders) go to the
+  session, which changes its state at once, without awaiting anything;
+- **requests** take a ``Snapshot`` (``ls.snapshot``) and hand it to one
+  feature, which reads nothing else of the session. They run as tasks, so
+  none blocks the editor, and a cancelled one stops where it awaits.
 
 Registering them loads no feature: the options come from
-``lsp_server.advertised``, and ``ls.features`` is built on first use, after
-the ``initialize`` answer (ADR 0016).
+``lsp_server.advertised`` and ``lsp_server.commands``, and ``ls.session`` and
+``ls.features`` are built on first use, after the ``initialize`` answer
+(ADR 0016).
 """
 
 from __future__ import annotations
@@ -14,7 +20,8 @@ from typing import Any
 
 from lsprotocol import types
 
-from lsp_server import advertised
+from lsp_server import advertised, code_actions
+from lsp_server.commands import COMMANDS
 from lsp_server.server import AcpLanguageServer
 
 
@@ -34,32 +41,42 @@ def register(server: AcpLanguageServer) -> None:
         ls.stop()
 
     @server.feature(types.WORKSPACE_DID_CHANGE_CONFIGURATION)
-    async def configuration_changed(
+    def configuration_changed(
         ls: AcpLanguageServer, params: types.DidChangeConfigurationParams
     ) -> None:
-        await ls.reload_settings(params.settings)
+        ls.spawn(ls.reload_settings(params.settings))  # asks the editor, then takes them in
 
     @server.feature(types.WORKSPACE_DID_CHANGE_WORKSPACE_FOLDERS)
-    async def folders_changed(
-        ls: AcpLanguageServer, _: types.DidChangeWorkspaceFoldersParams
-    ) -> None:
-        await ls.folders_changed()
+    def folders_changed(ls: AcpLanguageServer, _: types.DidChangeWorkspaceFoldersParams) -> None:
+        ls.session.folders_changed()
+
+    # pygls has applied each of these to its workspace before calling us.
 
     @server.feature(types.TEXT_DOCUMENT_DID_OPEN)
-    async def opened(ls: AcpLanguageServer, params: types.DidOpenTextDocumentParams) -> None:
-        await ls.document_opened(params.text_document.uri)
+    def opened(ls: AcpLanguageServer, params: types.DidOpenTextDocumentParams) -> None:
+        document = params.text_document
+        ls.session.opened(document.uri, document.version, document.text)
 
     @server.feature(types.TEXT_DOCUMENT_DID_CHANGE)
     def changed(ls: AcpLanguageServer, params: types.DidChangeTextDocumentParams) -> None:
-        ls.document_changed(params.text_document.uri)
+        uri = params.text_document.uri
+        ls.session.edited(
+            uri, params.text_document.version, ls.workspace.get_text_document(uri).source
+        )
 
     @server.feature(types.TEXT_DOCUMENT_DID_SAVE, types.SaveOptions(include_text=False))
-    async def saved(ls: AcpLanguageServer, params: types.DidSaveTextDocumentParams) -> None:
-        await ls.document_saved(params.text_document.uri)
+    def saved(ls: AcpLanguageServer, params: types.DidSaveTextDocumentParams) -> None:
+        ls.session.saved(params.text_document.uri)
 
     @server.feature(types.TEXT_DOCUMENT_DID_CLOSE)
     def closed(ls: AcpLanguageServer, params: types.DidCloseTextDocumentParams) -> None:
-        ls.document_closed(params.text_document.uri)
+        ls.session.closed(params.text_document.uri)
+
+    @server.feature(types.WINDOW_WORK_DONE_PROGRESS_CANCEL)
+    def progress_cancelled(
+        ls: AcpLanguageServer, params: types.WorkDoneProgressCancelParams
+    ) -> None:
+        ls.editor.progress_cancelled(str(params.token))
 
     # --- diagnostics ----------------------------------------------------------
 
@@ -67,40 +84,38 @@ def register(server: AcpLanguageServer) -> None:
     async def document_diagnostic(
         ls: AcpLanguageServer, params: types.DocumentDiagnosticParams
     ) -> types.DocumentDiagnosticReport:
-        return await ls.features.diagnostics.document_report(
-            params.text_document.uri, params.previous_result_id
-        )
+        snapshot = await ls.snapshot(params.text_document.uri)
+        return ls.features.diagnostics.document_report(snapshot, params.previous_result_id)
 
     @server.feature(types.WORKSPACE_DIAGNOSTIC)
-    def workspace_diagnostic(
+    async def workspace_diagnostic(
         ls: AcpLanguageServer, params: types.WorkspaceDiagnosticParams
     ) -> types.WorkspaceDiagnosticReport:
-        return ls.features.diagnostics.workspace_report(params.previous_result_ids)
-
-    @server.feature(types.WINDOW_WORK_DONE_PROGRESS_CANCEL)
-    async def progress_cancelled(
-        ls: AcpLanguageServer, params: types.WorkDoneProgressCancelParams
-    ) -> None:
-        if not await ls.features.commands.progress.cancelled(str(params.token)):
-            await ls.features.diagnostics.progress_cancelled(str(params.token))
+        snapshot = await ls.snapshot()
+        return ls.features.diagnostics.workspace_report(snapshot, params.previous_result_ids)
 
     # --- code actions and commands --------------------------------------------
 
     @server.feature(types.TEXT_DOCUMENT_CODE_ACTION, advertised.CODE_ACTIONS)
-    def code_action(
+    async def code_action(
         ls: AcpLanguageServer, params: types.CodeActionParams
     ) -> list[types.CodeAction] | None:
-        return ls.features.code_actions.offered(params)
+        snapshot = await ls.snapshot(params.text_document.uri)
+        return code_actions.offered(snapshot, params, ls.features)
 
     @server.feature(types.CODE_ACTION_RESOLVE)
-    def code_action_resolve(ls: AcpLanguageServer, action: types.CodeAction) -> types.CodeAction:
-        return ls.features.code_actions.resolve(action)
+    async def code_action_resolve(
+        ls: AcpLanguageServer, action: types.CodeAction
+    ) -> types.CodeAction:
+        snapshot = await ls.snapshot(code_actions.uri_of(action))
+        return ls.features.fixes.resolve(snapshot, action)
 
     # --- hover ----------------------------------------------------------------
 
     @server.feature(types.TEXT_DOCUMENT_HOVER)
     async def hover(ls: AcpLanguageServer, params: types.HoverParams) -> types.Hover | None:
-        return await ls.features.hover.hover(params)
+        snapshot = await ls.snapshot(params.text_document.uri)
+        return await ls.features.hover.hover(snapshot, params.position)
 
     # --- workspace symbols ----------------------------------------------------
 
@@ -108,15 +123,17 @@ def register(server: AcpLanguageServer) -> None:
     async def workspace_symbol(
         ls: AcpLanguageServer, params: types.WorkspaceSymbolParams
     ) -> list[types.WorkspaceSymbol]:
-        return await ls.features.symbols.query(params.query)
+        snapshot = await ls.snapshot()
+        return await ls.features.symbols.query(snapshot, params.query)
 
     @server.feature(types.WORKSPACE_SYMBOL_RESOLVE)
     async def workspace_symbol_resolve(
         ls: AcpLanguageServer, params: types.WorkspaceSymbol
     ) -> types.WorkspaceSymbol:
-        return await ls.features.symbols.resolve(params)
+        snapshot = await ls.snapshot()
+        return await ls.features.symbols.resolve(snapshot, params)
 
-    for name in advertised.COMMANDS:
+    for name in COMMANDS:
         _command(server, name)
 
 
@@ -125,4 +142,4 @@ def _command(server: AcpLanguageServer, name: str) -> None:
 
     @server.command(name)
     async def run(ls: AcpLanguageServer, *arguments: Any) -> object:
-        return await ls.features.commands.execute(name, arguments)
+        return await ls.execute_command(name, arguments)

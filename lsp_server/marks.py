@@ -36,11 +36,12 @@ from operator import ne, sub
 from typing import NamedTuple
 
 from acp_client.models import Finding, Location, ValidationMode, ValidationResult
-from lsp_server.roots import DECLARATION_FILE, all_inside, inside
+from acp_client.paths import CONFIG_FILE
+from lsp_server.roots import all_inside, inside
 
 log = logging.getLogger(__name__)
 
-DECLARATION_TOP = Location(path=DECLARATION_FILE, line=0, character=0)
+DECLARATION_TOP = Location(path=CONFIG_FILE, line=0, character=0)
 
 
 class Severity(IntEnum):

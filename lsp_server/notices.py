@@ -17,9 +17,8 @@ from typing import TYPE_CHECKING
 
 from lsprotocol import types
 
-from acp_client.paths import is_within
+from acp_client.paths import CONFIG_FILE, is_within
 from lsp_server.backend import degraded_message
-from lsp_server.roots import DECLARATION_FILE
 
 if TYPE_CHECKING:
     from acp_client.models import Resource
@@ -89,7 +88,7 @@ class Notices:
                 f"with: {REGISTER_HINT.format(path=folder)}. The language server picks it up "
                 "without a restart."
             )
-            if os.path.isfile(os.path.join(folder, DECLARATION_FILE)):
+            if os.path.isfile(os.path.join(folder, CONFIG_FILE)):
                 self._say(text, types.MessageType.Info)
             else:
                 self._log(text)

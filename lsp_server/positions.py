@@ -8,14 +8,13 @@ now: the open buffer when there is one, else the file on disk.
 from __future__ import annotations
 
 import os
-import re
 import sys
 from collections import OrderedDict
 from collections.abc import Callable, Sequence
 
 from lsprotocol.types import PositionEncodingKind
 
-_LINE_BREAK = re.compile(r"\r\n|\r|\n")
+from acp_client.text import decoded, split_lines
 
 Lines = Sequence[str]
 
@@ -23,11 +22,6 @@ Lines = Sequence[str]
 # and a conversion runs twice per diagnostic.
 _UTF8 = PositionEncodingKind.Utf8.value
 _UTF32 = PositionEncodingKind.Utf32.value
-
-
-def split_lines(text: str) -> list[str]:
-    """Lines the way LSP counts them: only ``\\n``, ``\\r\\n`` and ``\\r`` break."""
-    return text.split("\n") if "\r" not in text else _LINE_BREAK.split(text)
 
 
 def column(line: str, code_points: int, encoding: PositionEncodingKind | str) -> int:
@@ -101,7 +95,7 @@ class DiskText:
                 return cached[1]
             self._size -= cached[2]
         try:
-            text = _read(path, stat.st_size).decode("utf-8", "replace")
+            text = decoded(_read(path, stat.st_size))
         except OSError:
             return None
         lines = split_lines(text)

@@ -25,7 +25,8 @@ log = logging.getLogger(__name__)
 
 HEAVY = (
     "lsp_server.settings",  # pydantic
-    "lsp_server.features.loaded",  # every feature, the client's models and events
+    "lsp_server.session",  # the session, every feature, the client's models and events
+    "lsp_server.features.loaded",
     "acp_client.connect",  # discovery, the transports, httpx
 )
 """What answering ``initialize`` must not wait for; tested in

@@ -25,9 +25,6 @@ if TYPE_CHECKING:  # the session builds Roots before the client loads (ADR 0016)
 
 log = logging.getLogger(__name__)
 
-DECLARATION_FILE = "acp.toml"
-"""Where a resource declares its validations."""
-
 FileKey = tuple[str, str]
 """(scope, POSIX path relative to the scope's root). The scope is the
 resource id for the resource's own files, and ``sandbox_scope(...)`` for a
@@ -145,6 +142,11 @@ class Roots:
         self._placements[path] = placement
         return placement
 
+    def known(self, uri: str) -> Placement | None:
+        """Where ``uri`` was placed, if it was (no backend call)."""
+        path = file_path(uri)
+        return None if path is None else self._placements.get(path)
+
     def remember(self, resource: Resource) -> None:
         before = self.resources.get(resource.id)
         if before is not None and before.root != resource.root:
@@ -172,9 +174,10 @@ class Roots:
         self._placements.clear()
 
     def path_of(self, key: FileKey) -> str | None:
+        """The file's path on this machine; None outside a known root."""
         resource_id, _, sandbox_root = key[0].partition("@")
         resource = self.resources.get(resource_id)
-        if resource is None:
+        if resource is None or not inside(key[1]):
             return None
         root = sandbox_root or resource.root
         return root if key[1] == "." else posixpath.join(root, key[1])

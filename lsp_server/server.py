@@ -1,13 +1,14 @@
-"""``AcpLanguageServer``: the session, the one object that owns shared state.
+"""``AcpLanguageServer``: pygls's server, the session's host.
 
-It holds the backend link, the settings, what the client supports, where
-each document belongs (``roots``) and the background tasks; it follows the
-backend (connect, resync, events) and tells the features (``features/``)
-what happened. It has no feature logic of its own: handlers
-(``lsp_server.handlers``) route every LSP method to a feature.
+It owns the background tasks and the link to the backend: it connects,
+follows the backend (resync, events, reconnect with backoff) and hands
+what happens to the session (``lsp_server.session``), which owns the state
+and tells the features. It is the editor port's host (``lsp_server.editor``)
+and has no feature logic: handlers (``lsp_server.handlers``) route every LSP
+method to the session or a feature, with a snapshot for each request.
 
-It answers ``initialize`` without the features, the settings model or the
-ACP client (ADR 0016): those load in the background afterwards
+It answers ``initialize`` without the features, the session or the ACP
+client (ADR 0016): those load in the background afterwards
 (``lsp_server.preload``) and are built on first use.
 """
 
@@ -17,36 +18,31 @@ import asyncio
 import inspect
 import json
 import logging
-from collections.abc import Awaitable, Coroutine, Generator
+from collections.abc import Awaitable, Coroutine, Generator, Sequence
 from typing import TYPE_CHECKING, Any, BinaryIO, TypeVar
 
 from lsprotocol import types
+from pygls.exceptions import JsonRpcInvalidParams
 from pygls.lsp.server import LanguageServer
 from pygls.protocol import LanguageServerProtocol, lsp_method
 
 from acp_client import heap
-from acp_client.errors import AcpError, TransportError, Unsupported
-from acp_client.paths import is_within
+from acp_client.errors import AcpError, TransportError
 from lsp_server import __version__
 from lsp_server.advertised import SECTION, unwrap_section
-from lsp_server.backend import (
-    STREAM_PROVEN_AFTER,
-    BackendLink,
-    Backoff,
-    Target,
-)
+from lsp_server.backend import STREAM_PROVEN_AFTER, BackendAddress, BackendLink, Backoff
+from lsp_server.calls import BackendCalls
 from lsp_server.capabilities import ClientSupport, as_it_behaves
+from lsp_server.editor import LspEditor
 from lsp_server.notices import Notices
 from lsp_server.preload import Preload
-from lsp_server.roots import Placement, Roots, file_path
 from lsp_server.stdio import PipeStdout, serve
 
 if TYPE_CHECKING:  # loaded after the initialize answer (lsp_server.preload)
     from acp_client.client import AcpClient
-    from acp_client.events import Event
-    from acp_client.models import Resource
     from lsp_server.features.loaded import Features
-    from lsp_server.settings import Settings
+    from lsp_server.session import Session
+    from lsp_server.snapshot import Snapshot
 
 log = logging.getLogger(__name__)
 
@@ -71,51 +67,69 @@ class AcpProtocol(LanguageServerProtocol):
 
 
 class AcpLanguageServer(LanguageServer):
-    def __init__(self, target: Target) -> None:
+    def __init__(self, address: BackendAddress) -> None:
         super().__init__("acp-lsp", __version__, protocol_cls=AcpProtocol)
-        self.link = BackendLink(target)
+        self.link = BackendLink(address)
         self.preload = Preload()
-        self._settings: Settings | None = None
-        self._features: Features | None = None
+        self.editor = LspEditor(self)
+        self.notices = Notices(self.editor.say, self.editor.log)
+        self.calls = BackendCalls(self.link, self.notices)
         self.support = ClientSupport()
-        self.roots = Roots()
-        self._tasks: set[asyncio.Task[Any]] = set()
-        self._placed: dict[str, Placement] = {}
-        self._sync_lock = asyncio.Lock()
-        self._in_play: dict[str, Resource] = {}
-        self._last_event_id: int | None = None
-        self.notices = Notices(self.say, self.log_to_client)
         self._init_options: object = None
+        self._loaded: tuple[Session, Features] | None = None
+        self._tasks: set[asyncio.Task[Any]] = set()
+        self._last_event_id: int | None = None
         self.output: PipeStdout | None = None  # stdout, when the protocol runs there
-        self._settings_message: str | None = None
         self._stopping: asyncio.Task[None] | None = None
 
     # --- what loads after initialize (ADR 0016) ----------------------------
 
     @property
-    def features(self) -> Features:
-        """The features, built on first use (after the preload, if it runs)."""
-        if self._features is None:
-            self.preload.wait()
-            from lsp_server.features.loaded import Features
-
-            self._features = Features.of(self)
-        return self._features
+    def session(self) -> Session:
+        """The session, built on first use (after the preload, if it runs)."""
+        return self._load()[0]
 
     @property
-    def settings(self) -> Settings:
-        """The settings in force: the initial options until ``initialized``
-        has read the editor's (parsed on first use, not at ``initialize``)."""
-        if self._settings is None:
-            self._apply_settings(self._init_options)
-            assert self._settings is not None
-        return self._settings
+    def features(self) -> Features:
+        return self._load()[1]
+
+    def _load(self) -> tuple[Session, Features]:
+        if self._loaded is None:
+            self.preload.wait()
+            from lsp_server.features.loaded import Features
+            from lsp_server.session import Session
+
+            session = Session(
+                self.calls,
+                self.editor,
+                self.notices,
+                self.folder_uris,
+                support=self.support,
+                encoding=self.encoding,
+                initial_settings=self._init_options,
+            )
+            features = Features.of(self.editor, self.calls, session)
+            session.features = tuple(features)
+            self._loaded = session, features
+        return self._loaded
 
     @property
     def encoding(self) -> str:
         """The position encoding negotiated at ``initialize``."""
         negotiated = self.workspace.position_encoding or types.PositionEncodingKind.Utf16
         return types.PositionEncodingKind(negotiated).value
+
+    def folder_uris(self) -> list[str]:
+        """The workspace folders' URIs as the editor sent them (pygls keys
+        them unquoted), or the root URI for a client without folders."""
+        folders = [folder.uri for folder in self.workspace.folders.values()]
+        return folders or ([self.workspace.root_uri] if self.workspace.root_uri else [])
+
+    async def snapshot(self, uri: str | None = None) -> Snapshot:
+        """What a request sees (``lsp_server.snapshot``)."""
+        if uri is None:
+            return self.session.snapshot()
+        return await self.session.snapshot_of(uri)
 
     def output_backlog(self) -> int:
         """Bytes written to the editor that it has not read yet (stdio only)."""
@@ -169,8 +183,9 @@ class AcpLanguageServer(LanguageServer):
         await self.reload_settings(None)
         if self._stopping is not None:
             return  # shut down while the editor was answering
+        snapshot = self.session.snapshot()
         for feature in self.features:
-            feature.start()
+            feature.start(snapshot)
         self.spawn(self._follow_backend())
 
     def stop(self) -> None:
@@ -183,7 +198,7 @@ class AcpLanguageServer(LanguageServer):
             self._stopping = asyncio.create_task(self._stop())
 
     async def _stop(self) -> None:
-        for feature in self._features or ():  # none built: nothing to close
+        for feature in self._loaded[1] if self._loaded else ():  # none built: nothing to close
             feature.close()
         tasks = list(self._tasks)
         for task in tasks:
@@ -202,7 +217,8 @@ class AcpLanguageServer(LanguageServer):
 
     async def reload_settings(self, pushed: object) -> None:
         """Initial options, overlaid with the ``acp`` section the editor holds
-        (asked for when it can answer, else what it pushed)."""
+        (asked for when it can answer, else what it pushed); taken in by the
+        session at once when they arrive."""
         raw = pushed
         if self.support.configuration:
             try:
@@ -222,24 +238,7 @@ class AcpLanguageServer(LanguageServer):
         elif raw is not None:
             merged = raw
         await self.preload.loaded()  # the settings model, without blocking the loop
-        self._apply_settings(merged)
-
-    def _apply_settings(self, raw: object) -> None:
-        self.preload.wait()
-        from lsp_server.settings import Settings, parse_settings
-
-        before = self._settings or Settings()
-        self._settings, message = parse_settings(raw)
-        if message is not None and message != self._settings_message:
-            self.say(message, types.MessageType.Warning)
-        self._settings_message = message
-        changed = (
-            self.settings.model_dump(by_alias=True).items()
-            - before.model_dump(by_alias=True).items()
-        )
-        if changed:  # in the editor's log: when a change took effect, and which
-            shown = ", ".join(f"{name}={value}" for name, value in sorted(changed))
-            self.log_to_client(f"ACP settings now in force: {shown}")
+        self.session.take_settings(merged)
 
     # --- the backend -------------------------------------------------------
 
@@ -264,7 +263,7 @@ class AcpLanguageServer(LanguageServer):
                 events = self.spawn(self._consume_events(client))
                 moved = self.spawn(self.link.moved.wait())
                 self.notices.connected(client.description)
-                await self.sync(client)
+                await self.session.resync()
                 watched = {events, moved}
                 first = asyncio.FIRST_COMPLETED
                 done, _ = await asyncio.wait(
@@ -276,7 +275,7 @@ class AcpLanguageServer(LanguageServer):
                 await asyncio.wait(watched, return_when=first)
                 if not moved.done():
                     await events  # raises: the stream failed
-                self.log_to_client("ACP backend: a server now serves the data dir; switching")
+                self.editor.log("ACP backend: a server now serves the data dir; switching")
             except asyncio.CancelledError:
                 raise
             except AcpError as exc:
@@ -288,187 +287,48 @@ class AcpLanguageServer(LanguageServer):
                 for task in (events, moved):
                     if task is not None and not task.done():
                         task.cancel()
-            for feature in self.features:
-                feature.backend_lost()
+            self.session.backend_lost()
             await self.link.drop()
             if not self.link.moved.is_set():
                 await asyncio.sleep(backoff.next())
 
     async def _consume_events(self, client: AcpClient) -> None:
+        """Each event is taken in at once, in order: the session never awaits
+        the backend while taking one (what it needs fetched runs apart)."""
+        session = self.session
         async for event in client.events(self._last_event_id, partial=True):
             self._last_event_id = event.event_id
             try:
-                await self.on_event(client, event)
-            except asyncio.CancelledError:
-                raise
-            except TransportError:
-                raise
+                session.take_event(event)
             except Exception:
                 log.exception("could not handle %s event %s", event.method, event.event_id)
         raise TransportError("the ACP event stream ended")
 
-    async def on_event(self, client: AcpClient, event: Event) -> None:
-        from acp_client.events import ResourceChanged, StreamReset  # loaded: events flow
+    # --- commands ----------------------------------------------------------
 
-        if isinstance(event, ResourceChanged):
-            self.roots.invalidate()
-            if event.change == "unregistered":
-                self.roots.forget(event.resource.id)
-        for feature in self.features:
-            await feature.on_event(client, event)
-        if isinstance(event, StreamReset):
-            log.info("event stream reset (%s): resyncing", event.reason)
-            await self.sync(client)
-        elif isinstance(event, ResourceChanged):
-            await self.sync(client)
+    async def execute_command(self, name: str, arguments: Sequence[object] | None) -> object:
+        """``workspace/executeCommand``: the command's argument checked
+        (``InvalidParams`` when it does not fit), then run by its feature
+        with the snapshot of the document it names; a backend outage or
+        refusal is a message, not a failed request."""
+        from lsp_server.commands import COMMANDS, BadArguments, parse
 
-    async def sync(self, client: AcpClient) -> None:
-        """Place folders and open documents again, then let every feature
-        rebuild from the backend for the resources in play. One at a time:
-        startup, folder changes and registry events may all ask."""
-        async with self._sync_lock:
-            resources = await self._place_all(client)
-            for resource_id in self._in_play.keys() - resources.keys():
-                # Its folder was removed or it was unregistered: no more updates.
-                self.roots.forget(resource_id)
-                gone = self._in_play.pop(resource_id)
-                self.log_to_client(f"ACP resource out of play: {gone.name} ({gone.root})")
-            for resource in resources.values():
-                if resource.id not in self._in_play:
-                    self.log_to_client(f"ACP resource in play: {resource.name} ({resource.root})")
-            self._in_play = resources
-            for feature in self.features:
-                await feature.resync(client, resources)
-
-    async def _place_all(self, client: AcpClient) -> dict[str, Resource]:
-        """The resources in play: the folders' own, those nested in them and
-        those of open documents."""
-        if not client.supports("resource.resolve"):
-            self.notices.degraded("resource.resolve")
-            return {}
-        self.roots.set_folders(self.folder_uris())
-        folders = self.folder_paths()
-        resources: dict[str, Resource] = {}
-        unregistered: list[str] = []
         try:
-            for folder in folders:
-                placement = await self.roots.place(client, folder)
-                if placement is None:
-                    unregistered.append(folder)
-                else:
-                    resources[placement.resource.id] = placement.resource
-            for resource in await self.if_offered(client.resource_list()) or ():
-                if any(is_within(resource.root, folder) for folder in folders):
-                    self.roots.remember(resource)
-                    resources[resource.id] = resource
-            for uri in list(self.workspace.text_documents):
-                placement = await self._place_document(client, uri)
-                if placement is not None:
-                    resources[placement.resource.id] = placement.resource
-        except Unsupported as exc:  # a backend that did not list its operations
-            self.notices.degraded(exc.operation)
-            return {}
-        self.notices.unregistered(unregistered, resources.values())
-        return resources
-
-    def folder_uris(self) -> list[str]:
-        """The workspace folders' URIs (the root URI for a client without folders)."""
-        return list(self.workspace.folders) or (
-            [self.workspace.root_uri] if self.workspace.root_uri else []
-        )
-
-    def folder_paths(self) -> list[str]:
-        return [path for path in map(file_path, self.folder_uris()) if path is not None]
-
-    # --- documents ---------------------------------------------------------
-
-    async def folders_changed(self) -> None:
-        client = self.link.client
-        if client is not None:
-            await self.guarded(self.sync(client))
-
-    async def document_opened(self, uri: str) -> None:
-        client = self.link.client
-        if client is None:
-            return
-        placement = await self.guarded(self._place_document(client, uri))
-        if placement is not None:
-            for feature in self.features:
-                await feature.document_opened(uri, placement)
-
-    async def _place_document(self, client: AcpClient, uri: str) -> Placement | None:
-        placement = await self.roots.place(client, uri)
-        previous = self._placed.pop(uri, None)
-        if previous is not None and (placement is None or previous.key != placement.key):
-            for feature in self.features:
-                feature.document_unplaced(uri, previous)
-        if placement is None:
-            return None
-        self._placed[uri] = placement
-        self.roots.note_uri(placement.key, uri)
-        for feature in self.features:
-            feature.document_placed(uri, placement)
-        return placement
-
-    def document_changed(self, uri: str) -> None:
-        placement = self._placed.get(uri)
-        for feature in self.features:
-            feature.document_edited(uri, placement)
-
-    async def document_saved(self, uri: str) -> None:
-        self.link.check_moved()  # a save is when sharing a server matters most
-        placement = await self.placement(uri)
-        await asyncio.gather(*(feature.document_saved(uri, placement) for feature in self.features))
-
-    def document_closed(self, uri: str) -> None:
-        placement = self._placed.pop(uri, None)
-        for feature in self.features:
-            feature.document_closed(uri, placement)
-
-    def placed(self, uri: str) -> Placement | None:
-        """Where an open document was placed (None: not, or not yet)."""
-        return self._placed.get(uri)
-
-    async def placement(self, uri: str) -> Placement | None:
-        """The document's placement; resolved now if its didOpen is still
-        resolving (a save or a pull right after opening)."""
-        placement = self._placed.get(uri)
-        client = self.link.client
-        if placement is None and client is not None:
-            placement = await self.guarded(self.roots.place(client, uri))
-        return placement
-
-    # --- helpers -----------------------------------------------------------
-
-    async def guarded(self, call: Coroutine[Any, Any, T]) -> T | None:
-        """Await a backend call from a handler: an outage is said once, a
-        refusal is logged; neither reaches the editor as a failure."""
+            args = parse(COMMANDS[name], arguments)
+        except BadArguments as exc:
+            raise JsonRpcInvalidParams(message=str(exc)) from exc
+        snapshot = await self.snapshot(getattr(args, "uri", None))
         try:
-            return await call
+            return await self.features.runners()[name](snapshot, args)
         except TransportError as exc:
-            self.notices.outage(exc)
-        except Unsupported as exc:
-            self.notices.degraded(exc.operation)
+            self.editor.say(
+                f"ACP backend unavailable: {exc}. Nothing was changed.", types.MessageType.Error
+            )
         except AcpError as exc:
-            log.warning("ACP refused: %s", exc)
+            self.editor.say(
+                f"ACP refused {name}: {exc}. Nothing was changed.", types.MessageType.Error
+            )
         return None
-
-    async def if_offered(self, call: Coroutine[Any, Any, T]) -> T | None:
-        """Await a backend call whose operation the backend may lack (said
-        once, None); outages propagate to the caller."""
-        try:
-            return await call
-        except Unsupported as exc:
-            self.notices.degraded(exc.operation)
-            return None
-
-    def say(self, message: str, kind: types.MessageType) -> None:
-        self.window_show_message(types.ShowMessageParams(type=kind, message=message))
-
-    def log_to_client(self, message: str) -> None:
-        self.window_log_message(
-            types.LogMessageParams(type=types.MessageType.Info, message=message)
-        )
 
 
 async def _awaited(awaitable: Awaitable[Any]) -> None:

@@ -15,7 +15,6 @@ place, or overwrite what the user typed.
 
 from __future__ import annotations
 
-import hashlib
 import itertools
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -23,27 +22,30 @@ from dataclasses import dataclass
 from lsprotocol import types
 
 from acp_client.models import ChangeKind, FileChange, Location, TextEdit
+from acp_client.text import Point, holds, span, split_lines
 from lsp_server.capabilities import ClientSupport
-from lsp_server.positions import column, split_lines
+from lsp_server.positions import column
 
 
 class Stale(Exception):
     """A target's text is not the one the change was computed against."""
 
-    def __init__(self, path: str, reason: str) -> None:
+    def __init__(self, path: str, reason: str, *, unsaved: bool = False) -> None:
         super().__init__(f"{path}: {reason}")
         self.path = path
         self.reason = reason
+        self.unsaved = unsaved  # the buffer differs from the disk, which still fits
 
 
-class Unsupported(Exception):
+class EditorCannot(Exception):
     """The client cannot take this edit (it creates, deletes or renames a file)."""
 
 
 @dataclass(frozen=True, slots=True)
-class Target:
+class EditorFile:
     """A file as the editor sees it now: the open buffer (with its version),
-    else the file on disk (``version`` None); ``text`` None: no such file."""
+    else the file on disk (``version`` None; its BOM dropped, as an editor
+    would show it); ``text`` None: no such file."""
 
     uri: str
     version: int | None
@@ -83,13 +85,9 @@ class Annotation:
     description: str = ""
 
 
-def sha256(text: str) -> str:
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()
-
-
 def fix_edit(
     edits: Sequence[TextEdit],
-    targets: Mapping[str, Target],
+    targets: Mapping[str, EditorFile],
     encoding: types.PositionEncodingKind | str,
     support: EditSupport,
     expected: Mapping[str, str] | None = None,
@@ -107,7 +105,7 @@ def fix_edit(
         if target.text is None:
             raise Stale(path, "the file no longer exists")
         want = (expected or {}).get(path)
-        if want is not None and sha256(target.text) != want:
+        if want is not None and not holds(target.text, want):
             raise Stale(path, "the file changed since the validation ran")
         by_path[path] = located_edits(path, edits, split_lines(target.text), encoding)
     return _assemble(
@@ -117,7 +115,7 @@ def fix_edit(
 
 def plan_edit(
     changes: Sequence[FileChange],
-    targets: Mapping[str, Target],
+    targets: Mapping[str, EditorFile],
     encoding: types.PositionEncodingKind | str,
     support: EditSupport,
     annotation: Annotation | None = None,
@@ -127,7 +125,7 @@ def plan_edit(
     Every target must still hold the change's base text (``base_sha256``;
     a created file, or a rename's new name, must not exist yet). The edits
     are the change's own (``plan.preview`` gives them, in code points, on
-    the base). ``Unsupported`` when the plan creates, deletes or renames a
+    the base). ``EditorCannot`` when the plan creates, deletes or renames a
     file and the client cannot, or a change comes without its edits.
     """
     annotation = annotation if support.annotations else None
@@ -143,9 +141,9 @@ def plan_edit(
         if change.kind is ChangeKind.CREATE:
             _require(support.create, "create", change.path)
             steps.append(types.CreateFile(uri=source.uri, annotation_id=note))
-            source = Target(source.uri, None, "")
+            source = EditorFile(source.uri, None, "")
         if not change.edits and change.new_text not in (None, source.text):
-            raise Unsupported(f"the change set carries no edits for {change.path}")
+            raise EditorCannot(f"the change set carries no edits for {change.path}")
         lines = split_lines(source.text or "")
         edits = located_edits(change.old_path or change.path, change.edits, lines, encoding)
         if edits:
@@ -179,24 +177,28 @@ def located_edits(
 
 def _require(supported: bool, operation: str, path: str) -> None:
     if not supported:
-        raise Unsupported(f"the editor cannot {operation} files ({path})")
+        raise EditorCannot(f"the editor cannot {operation} files ({path})")
 
 
-def _check_base(change: FileChange, source: Target, targets: Mapping[str, Target]) -> None:
+def _check_base(change: FileChange, source: EditorFile, targets: Mapping[str, EditorFile]) -> None:
     if change.kind is ChangeKind.CREATE:
         if source.text is not None:
             raise Stale(change.path, "the file the plan creates exists already")
         return
     if source.text is None:
         raise Stale(change.old_path or change.path, "the file no longer exists")
-    if change.base_sha256 is not None and sha256(source.text) != change.base_sha256:
-        reason = "it has unsaved changes" if source.dirty else "it changed since the preview"
-        raise Stale(change.old_path or change.path, reason)
+    if change.base_sha256 is not None and not holds(source.text, change.base_sha256):
+        path = change.old_path or change.path
+        if source.dirty:
+            raise Stale(path, "it has unsaved changes", unsaved=True)
+        raise Stale(path, "it changed since the preview")
     if change.kind is ChangeKind.RENAME and _target(targets, change.path).text is not None:
         raise Stale(change.path, "the file the plan renames to exists already")
 
 
-Step = tuple[Target, list[types.TextEdit]] | types.CreateFile | types.RenameFile | types.DeleteFile
+Step = (
+    tuple[EditorFile, list[types.TextEdit]] | types.CreateFile | types.RenameFile | types.DeleteFile
+)
 
 
 def _assemble(
@@ -248,24 +250,17 @@ def _annotated(
     )
 
 
-def _target(targets: Mapping[str, Target], path: str) -> Target:
+def _target(targets: Mapping[str, EditorFile], path: str) -> EditorFile:
     target = targets.get(path)
     if target is None:
         raise Stale(path, "no such file in the resource")
     return target
 
 
-Point = tuple[int, int]
-"""(line, code points)."""
-
-
 def _span(location: Location, lines: Sequence[str]) -> tuple[Point, Point]:
-    """A location's start and end, clamped to the text (a point inserts)."""
-    start = _clamp(lines, location.line, location.character)
-    if location.end_line is None:
-        return start, start
-    end_character = location.end_character if location.end_character is not None else 0
-    return start, max(start, _clamp(lines, location.end_line, end_character))
+    """A location's start and end (``acp_client.text.span``), clamped to the text."""
+    start, end = span(location)
+    return _clamp(lines, *start), _clamp(lines, *end)
 
 
 def _clamp(lines: Sequence[str], line: int, character: int) -> Point:

@@ -11,16 +11,15 @@ from __future__ import annotations
 
 import ast
 import posixpath
-import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
 from acp_client.models import Entity, EntityKind, Location
+from acp_client.text import split_lines
 
 PYTHON_SUFFIXES = (".py", ".pyi")
 
 _Definition = ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef
-_LINE_BREAK = re.compile(r"\r\n|\r|\n")  # Python's own; str.splitlines knows more
 
 
 @dataclass(frozen=True)
@@ -79,7 +78,7 @@ class Outline:
         except (ValueError, RecursionError, MemoryError) as exc:  # NUL bytes, absurd nesting
             raise Unparsable(f"{path} cannot be parsed: {type(exc).__name__}") from None
         self.path = path
-        self.lines = _LINE_BREAK.split(text)
+        self.lines = split_lines(text)  # Python's own breaks; str.splitlines knows more
         self.spans = list(_scope(tree, "", in_class=False, depth=0))
 
     def at(self, line: int) -> Definition | None:

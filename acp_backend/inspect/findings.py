@@ -7,7 +7,7 @@ editor shows them: on the line that declares their validation in ``acp.toml``.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Set
 
 from acp_client.models import (
     ContextFinding,
@@ -16,13 +16,12 @@ from acp_client.models import (
     ValidationResult,
     ValidationSpec,
 )
-
-DECLARATION_FILE = "acp.toml"
+from acp_client.paths import CONFIG_FILE
 
 
 def _anchored_here(result: ValidationResult, path: str, line: int) -> bool:
     anchor = result.declared_at
-    return path == DECLARATION_FILE and anchor is not None and anchor.line == line
+    return path == CONFIG_FILE and anchor is not None and anchor.line == line
 
 
 def _located_here(
@@ -49,16 +48,18 @@ def findings_at(
     line: int,
     character: int | None,
     *,
-    current_sha256: str | None,
+    current_sha256: str | Set[str] | None,
 ) -> list[ContextFinding]:
     """The findings of ``results`` at ``(path, line, character)``: required
-    validations first, then by name and place. ``current_sha256`` (the text
-    looked at) tells a stale finding from a fresh one."""
+    validations first, then by name and place. ``current_sha256`` (the
+    digest, or every digest, of the text looked at: ``Source.digests``)
+    tells a stale finding from a fresh one."""
+    current = {current_sha256} if isinstance(current_sha256, str) else current_sha256 or set()
     found: list[ContextFinding] = []
     for result in results:
         spec = specs.get(result.validation)
         recorded = result.file_hashes.get(path)
-        stale = None not in (recorded, current_sha256) and recorded != current_sha256
+        stale = recorded is not None and bool(current) and recorded not in current
         found += [
             ContextFinding(
                 validation=result.validation,

@@ -12,17 +12,14 @@ constrained, with a change set) show on the lines their edits would touch.
 from __future__ import annotations
 
 import difflib
-import re
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 
 from acp_backend.plans.records import PlanRecords, applied_lines
 from acp_backend.store import Store
-from acp_client.models import ContextPlan, FileChange, Location, Plan, PlanState
-
-PENDING = (PlanState.COMPLETE, PlanState.CONSTRAINED)
-_LINE_BREAK = re.compile(r"\r\n|\r|\n")
+from acp_client.models import APPLIABLE_PLAN_STATES, ContextPlan, FileChange, Location, Plan
+from acp_client.text import BOM, split_lines
 
 
 @dataclass(frozen=True)
@@ -58,10 +55,6 @@ def recorded(store: Store, resource_id: str, path: str) -> list[Recorded]:
             )
         )
     return found
-
-
-def lines_of(text: str) -> list[str]:
-    return _LINE_BREAK.split(text)
 
 
 class LineMap:
@@ -105,14 +98,15 @@ def applied_here(
     caches one diff per applied content (several plans may share one)."""
     here: list[ContextPlan] = []
     seen: set[str] = set()
-    current = None if now is None else lines_of(now)
+    # Lines as an editor shows them: a BOM is in none (the applied content keeps the file's).
+    current = None if now is None else split_lines(now.removeprefix(BOM))
     for record in records:
         moves = None
         if current is not None and record.applied_text is not None:
             key = record.applied_text
             moves = maps.get(key)
             if moves is None:
-                moves = maps[key] = LineMap(lines_of(key), current)
+                moves = maps[key] = LineMap(split_lines(key.removeprefix(BOM)), current)
         span = where_now(record, moves)
         if span is None or not touches(span, line) or record.plan.id in seen:
             continue
@@ -134,7 +128,7 @@ def pending_here(store: Store, resource_id: str, path: str, line: int) -> list[C
     """Plans ready to apply whose edits would touch ``line`` of ``path``."""
     records = PlanRecords(store)
     here: list[ContextPlan] = []
-    for plan in records.find(resource_id, PENDING):
+    for plan in records.find(resource_id, APPLIABLE_PLAN_STATES):
         spans = (
             span
             for change in records.changes(plan.id)

@@ -52,7 +52,7 @@ async def offload(size: int, work: Callable[P, R], *args: P.args, **kwargs: P.kw
 
 
 @dataclass(frozen=True)
-class Target:
+class InspectedFile:
     """The inspected file: its resource, its logical path, where it is on disk."""
 
     resource: Resource
@@ -65,13 +65,13 @@ class Target:
         return self.file if self.path == "." else self.file[: -len(self.path) - 1]
 
 
-def locate(registry: Registry, path: str, resource: str | None) -> Target:
+def locate(registry: Registry, path: str, resource: str | None) -> InspectedFile:
     """The file ``path`` names: absolute (any registered root), or with
     ``resource`` also relative to that resource's root. Never outside it."""
     if resource is None:
         file = normalized_real_path(path)
         answer = resolve_path(file, root_entries(registry.resources()))
-        return Target(answer.resource, answer.logical_path, file)
+        return InspectedFile(answer.resource, answer.logical_path, file)
     found = registry.get(resource)
     try:
         logical = path_in_root(path, found.root)
@@ -82,7 +82,7 @@ def locate(registry: Registry, path: str, resource: str | None) -> Target:
             f"{path} is outside resource {found.name!r} ({found.root})",
             remedy="inspect a file inside the resource",
         )
-    return Target(found, logical, posixpath.join(found.root, logical))
+    return InspectedFile(found, logical, posixpath.join(found.root, logical))
 
 
 class InspectService:
@@ -94,7 +94,7 @@ class InspectService:
         self._held = 0
 
     async def entity(
-        self, target: Target, source: Source, line: int
+        self, target: InspectedFile, source: Source, line: int
     ) -> tuple[Entity | None, str | None]:
         """The definition enclosing ``line`` and a note when the file does not parse."""
         if source.text is None or source.sha256 is None:
@@ -150,7 +150,9 @@ def latest_results(store: Store, resource_id: str) -> list[ValidationResult]:
             return results
 
 
-def _provenance(store: Store, target: Target, line: int, text: str | None) -> list[ContextPlan]:
+def _provenance(
+    store: Store, target: InspectedFile, line: int, text: str | None
+) -> list[ContextPlan]:
     resource_id = target.resource.id
     applied = applied_here(recorded(store, resource_id, target.path), target.path, line, text, {})
     return [*applied, *pending_here(store, resource_id, target.path, line)]
@@ -174,7 +176,7 @@ async def inspect(ctx: BackendContext, params: ContextInspectParams) -> ContextI
         target.path,
         params.line,
         params.character,
-        current_sha256=source.sha256,
+        current_sha256=source.digests,
     )
     size = len(source.text or "")
     provenance = await offload(size, _provenance, ctx.store, target, params.line, source.text)

@@ -3,6 +3,9 @@
 Only a regular file is opened (a FIFO would block the read forever), at most
 ``MAX_INSPECT_TEXT`` bytes of it, and only when it is UTF-8 text without NUL
 bytes. Anything else is a note saying why, never an exception or a hang.
+
+Its text is the file as an editor shows it: a UTF-8 BOM is dropped (positions
+never count one), while its digests still name the file's bytes.
 """
 
 from __future__ import annotations
@@ -13,6 +16,7 @@ import stat
 from dataclasses import dataclass
 
 from acp_client.operations import MAX_INSPECT_TEXT
+from acp_client.text import BOM, digests
 
 BINARY_PROBE = 8192
 """How many leading bytes are searched for a NUL (git's test for binary)."""
@@ -23,10 +27,14 @@ class Source:
     text: str | None
     sha256: str | None = None  # of the UTF-8 bytes: comparable with a result's file_hashes
     note: str | None = None  # why there is no text
+    digests: frozenset[str] = frozenset()
+    """Every file's sha256 this text is: a client's text (an editor's buffer,
+    without a BOM) is the file with or without one in front."""
 
 
 def from_text(text: str) -> Source:
-    return Source(text, hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest())
+    sha256 = hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
+    return Source(text, sha256, digests=digests(text))
 
 
 def read_source(path: str, shown: str, limit: int = MAX_INSPECT_TEXT) -> Source:
@@ -49,7 +57,8 @@ def read_source(path: str, shown: str, limit: int = MAX_INSPECT_TEXT) -> Source:
     if b"\0" in data[:BINARY_PROBE]:
         return Source(None, note=f"{shown} is a binary file: not read")
     try:
-        text = data.decode("utf-8")
+        text = data.decode("utf-8").removeprefix(BOM)
     except UnicodeDecodeError:
         return Source(None, note=f"{shown} is not UTF-8 text: not read")
-    return Source(text, hashlib.sha256(data).hexdigest())
+    sha256 = hashlib.sha256(data).hexdigest()
+    return Source(text, sha256, digests=frozenset((sha256,)))

@@ -26,12 +26,27 @@ from acp_backend.plans.changes import (
     written_paths,
 )
 from acp_backend.plans.lifecycle import Plans, Superseded
+from acp_client.appliable import why_not_appliable
 from acp_client.errors import Conflict, InvalidState, NotFound, PlanError
 from acp_client.events import PlanApplied, PlanChanged
-from acp_client.models import FileChange, Plan, PlanPhase, PlanState, Resource
+from acp_client.models import (
+    APPLIABLE_PLAN_STATES,
+    FileChange,
+    Plan,
+    PlanPhase,
+    PlanState,
+    Resource,
+)
 from acp_client.operations import PlanApplyParams
 
-APPLIABLE = (PlanState.COMPLETE, PlanState.CONSTRAINED)
+
+def _refuse_unless_appliable(plan: Plan, params: PlanApplyParams) -> None:
+    """The one rule (``acp_client.appliable``), before the lock and under it."""
+    refusal = why_not_appliable(plan, params.force)
+    if refusal is not None:
+        raise InvalidState(
+            f"plan {plan.id} cannot be applied: {refusal.reason}", remedy=refusal.remedy
+        )
 
 
 def _conflict(paths: Sequence[str], why: str) -> Conflict:
@@ -66,8 +81,7 @@ def _apply_locked(
     """Runs in a worker thread, under the apply lock."""
     with journal.apply_lock(plans.ctx.data_dir):
         plan = plans.records.get(plan.id)  # another process may have moved it
-        if plan.state not in APPLIABLE:
-            raise InvalidState(f"plan {plan.id} is {plan.state}: it cannot be applied")
+        _refuse_unless_appliable(plan, params)
         contents = current_contents(resource.root, changes)
         _check(changes, hashes_of(contents), params)
         # The editor's apply is recorded with the lines its edits produced.
@@ -94,7 +108,7 @@ def _apply_locked(
                 "updated_at": datetime.now(UTC),
             }
         )
-        if not plans.records.transition(applied, APPLIABLE, applied_lines=lines):
+        if not plans.records.transition(applied, APPLIABLE_PLAN_STATES, applied_lines=lines):
             if staged is not None:
                 journal.roll_back(plans.ctx.data_dir, staged)
             raise Superseded(plan.id)
@@ -105,17 +119,8 @@ def _apply_locked(
 
 
 async def apply_plan(plans: Plans, params: PlanApplyParams) -> Plan:
-    plan = plans.open_plan(params.plan_id, "applied")
-    if plan.state not in APPLIABLE:
-        raise InvalidState(
-            f"plan {plan.id} is {plan.state}: it has no change set to apply yet",
-            remedy="wait for plan.changed to report it complete",
-        )
-    if plan.state is PlanState.CONSTRAINED and not params.force:
-        raise InvalidState(
-            f"plan {plan.id} is constrained: {plan.reason}",
-            remedy="fix what the validation reports, or apply with force (it is recorded)",
-        )
+    plan = plans.records.get(params.plan_id)
+    _refuse_unless_appliable(plan, params)
     resource = plans.ctx.registry.get(plan.resource_id)
     changes = plans.records.changes(plan.id)
     try:

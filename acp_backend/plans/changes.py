@@ -21,10 +21,11 @@ from acp_backend.plans.jail import check_relative, jailed
 from acp_backend.plans.text import EditError, LineRange, apply_edits, compute_edits, lsp_lines
 from acp_client.errors import InvalidParams, PlanError
 from acp_client.models import ChangeKind, FileChange, FileEdit, Location, TextEdit
+from acp_client.text import span
 
 
 @dataclass(frozen=True)
-class Target:
+class PlannedFile:
     """One file's change with both contents (``None``: the file is absent)."""
 
     kind: ChangeKind
@@ -87,7 +88,7 @@ def _absent(root: str, path: str) -> None:
         raise PlanError(f"{path} already exists", remedy="make the plan against the current files")
 
 
-def targets_from_diff(root: str, diff: str) -> list[Target]:
+def targets_from_diff(root: str, diff: str) -> list[PlannedFile]:
     try:
         patches = parse_diff(diff)
         targets = []
@@ -101,7 +102,7 @@ def targets_from_diff(root: str, diff: str) -> list[Target]:
                 _absent(root, new)
                 created = apply_hunks(new, "", patch.hunks)
                 targets.append(
-                    Target(ChangeKind.CREATE, new, None, created, patch.new_mode == "100755")
+                    PlannedFile(ChangeKind.CREATE, new, None, created, patch.new_mode == "100755")
                 )
                 continue
             base = _existing(root, old)
@@ -112,14 +113,14 @@ def targets_from_diff(root: str, diff: str) -> list[Target]:
             )
             if new is None:
                 apply_hunks(old, base, patch.hunks)  # a stale deletion is refused too
-                targets.append(Target(ChangeKind.DELETE, old, base, None, executable))
+                targets.append(PlannedFile(ChangeKind.DELETE, old, base, None, executable))
             elif new != old:
                 _absent(root, new)
                 content = apply_hunks(old, base, patch.hunks)
-                targets.append(Target(ChangeKind.RENAME, new, base, content, executable, old))
+                targets.append(PlannedFile(ChangeKind.RENAME, new, base, content, executable, old))
             else:
                 content = apply_hunks(old, base, patch.hunks)
-                targets.append(Target(ChangeKind.MODIFY, old, base, content, executable))
+                targets.append(PlannedFile(ChangeKind.MODIFY, old, base, content, executable))
     except PatchError as exc:
         raise PlanError(
             f"the diff does not apply: {exc}", remedy="diff against the current files"
@@ -127,7 +128,7 @@ def targets_from_diff(root: str, diff: str) -> list[Target]:
     return targets
 
 
-def targets_from_files(root: str, files: Sequence[FileEdit]) -> list[Target]:
+def targets_from_files(root: str, files: Sequence[FileEdit]) -> list[PlannedFile]:
     targets = []
     for item in files:
         check_relative(item.path)
@@ -142,12 +143,12 @@ def targets_from_files(root: str, files: Sequence[FileEdit]) -> list[Target]:
                 )
         if item.kind is ChangeKind.CREATE:
             _absent(root, item.path)
-            targets.append(Target(ChangeKind.CREATE, item.path, None, item.new_text or ""))
+            targets.append(PlannedFile(ChangeKind.CREATE, item.path, None, item.new_text or ""))
             continue
         base = _existing(root, source)
         executable = _is_executable(root, source)
         if item.kind is ChangeKind.DELETE:
-            targets.append(Target(ChangeKind.DELETE, item.path, base, None, executable))
+            targets.append(PlannedFile(ChangeKind.DELETE, item.path, base, None, executable))
             continue
         if item.kind is ChangeKind.RENAME:
             _absent(root, item.path)
@@ -156,11 +157,11 @@ def targets_from_files(root: str, files: Sequence[FileEdit]) -> list[Target]:
         except EditError as exc:
             raise InvalidParams(f"params.files: {source}: {exc}") from None
         old_path = item.old_path if item.kind is ChangeKind.RENAME else None
-        targets.append(Target(item.kind, item.path, base, new, executable, old_path))
+        targets.append(PlannedFile(item.kind, item.path, base, new, executable, old_path))
     return targets
 
 
-def build_changes(targets: Iterable[Target]) -> list[FileChange]:
+def build_changes(targets: Iterable[PlannedFile]) -> list[FileChange]:
     """The change set: one ``FileChange`` per target, each path at most once."""
     changes: list[FileChange] = []
     seen: set[str] = set()
@@ -177,7 +178,7 @@ def build_changes(targets: Iterable[Target]) -> list[FileChange]:
     return changes
 
 
-def _file_change(target: Target) -> FileChange:
+def _file_change(target: PlannedFile) -> FileChange:
     if target.base is None:
         text = target.new or ""
         insert = Location(path=target.path, line=0, character=0, end_line=0, end_character=0)
@@ -223,8 +224,8 @@ def produced_by_edits(change: FileChange) -> list[LineRange]:
     shift = 0
     for edit in change.edits:
         at = edit.location
-        end_line = at.line if at.end_line is None else at.end_line
-        replaced = end_line - at.line + (1 if at.end_character else 0)
+        _, (end_line, end_character) = span(at)
+        replaced = end_line - at.line + (1 if end_character else 0)
         added = len(lsp_lines(edit.new_text))
         produced.append(LineRange(at.line + shift, at.line + shift + added))
         shift += added - replaced

@@ -12,11 +12,10 @@ from acp_client import AcpClient
 from acp_client.errors import InvalidParams
 from acp_client.events import PlanChanged
 from acp_client.follow import follow_runs
-from acp_client.models import Decision, Plan, PlanState
+from acp_client.models import WORKING_PLAN_STATES, Decision, Plan, PlanState
 from acp_client.operations import PlanListResult
 
 EMPTY_HINT = "no plans; create one with: acp-backend plan create RESOURCE --diff FILE --title T"
-WAITING = frozenset({PlanState.QUEUED, PlanState.PROCESSING})
 
 
 def register(subcommands: Subcommands) -> None:
@@ -174,6 +173,6 @@ async def _propose(client: AcpClient, args: argparse.Namespace) -> str:
     async for event in client.events(after if after is not None else 0):
         if isinstance(event, PlanChanged) and event.plan.id == plan.id:
             plan = event.plan
-            if plan.state not in WAITING:
+            if plan.state not in WORKING_PLAN_STATES:
                 break
     return _describe(plan)

@@ -15,7 +15,7 @@ import logging
 from pathlib import Path
 
 from acp_backend.plans.changes import (
-    Target,
+    PlannedFile,
     build_changes,
     read_bytes,
     read_text,
@@ -79,7 +79,9 @@ async def execute(plans: Plans, plan: Plan, resource: Resource, config: Validati
         plans.tasks.pop(plan.id, None)
 
 
-async def _run_fix(resource: Resource, config: ValidationConfig, sandbox: Sandbox) -> list[Target]:
+async def _run_fix(
+    resource: Resource, config: ValidationConfig, sandbox: Sandbox
+) -> list[PlannedFile]:
     assert config.fix is not None
     before = await asyncio.to_thread(files, sandbox.root, sandbox.git)
     outcome = await run_command(
@@ -107,7 +109,7 @@ async def _run_fix(resource: Resource, config: ValidationConfig, sandbox: Sandbo
             if new is None
             else ChangeKind.MODIFY
         )
-        targets.append(Target(kind, path, base, new, _executable(sandbox.root, path)))
+        targets.append(PlannedFile(kind, path, base, new, _executable(sandbox.root, path)))
     if not targets and outcome.stdout.startswith(("diff --git ", "--- ")):
         # A fixer that prints its fix as a diff instead (``ruff check --diff``).
         return await asyncio.to_thread(targets_from_diff, resource.root, outcome.stdout)

@@ -12,7 +12,6 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from acp_backend.plans.changes import read_bytes, sha256
-from acp_backend.plans.text import overlaps
 from acp_backend.store import Store
 from acp_client.errors import Conflict, InvalidParams, NotFound
 from acp_client.models import (
@@ -24,6 +23,7 @@ from acp_client.models import (
     TextEdit,
     ValidationResult,
 )
+from acp_client.text import edits_overlap
 
 
 @dataclass
@@ -64,7 +64,7 @@ def collect_fixes(store: Store, resource: Resource, refs: Sequence[FindingRef]) 
             _check_fresh(resource.root, path, result)
             checked.add(path)
         label = fix.description or finding.message
-        if overlaps(fix.edits, taken):
+        if any(edits_overlap(mine, theirs) for mine in fix.edits for theirs in taken):
             decisions.append(
                 Decision(
                     question=f"Apply {result.validation}'s fix: {label}?",

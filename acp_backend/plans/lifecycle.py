@@ -24,6 +24,7 @@ from acp_backend.validation.service import ValidationService
 from acp_client.errors import InvalidState, NotFound
 from acp_client.events import PlanChanged
 from acp_client.models import (
+    OPEN_PLAN_STATES,
     TERMINAL_PLAN_STATES,
     FileChange,
     Plan,
@@ -33,8 +34,6 @@ from acp_client.models import (
 from acp_client.paths import is_within, real_path
 
 log = logging.getLogger(__name__)
-
-OPEN_STATES = frozenset(PlanState) - TERMINAL_PLAN_STATES
 
 
 class Superseded(Exception):
@@ -62,7 +61,7 @@ class Plans:
     def move(
         self,
         plan: Plan,
-        expected: Collection[PlanState] = OPEN_STATES,
+        expected: Collection[PlanState] = OPEN_PLAN_STATES,
         *,
         changes: Sequence[FileChange] | None = None,
         **updates: Any,

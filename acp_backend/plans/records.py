@@ -16,9 +16,7 @@ from datetime import datetime
 from acp_backend.plans.text import LineRange
 from acp_backend.store import Store
 from acp_client.errors import InvalidState, NotFound
-from acp_client.models import FileChange, Plan, PlanState
-
-ACTIVE_STATES = (PlanState.QUEUED, PlanState.PROCESSING)
+from acp_client.models import WORKING_PLAN_STATES, FileChange, Plan, PlanState
 
 
 class PlanRecords:
@@ -106,9 +104,10 @@ class PlanRecords:
 
     def orphaned(self) -> list[Plan]:
         """Plans still queued or processing whose worker process is gone."""
+        working = tuple(str(state) for state in WORKING_PLAN_STATES)
         rows = self._store.query(
-            "SELECT body, worker_pid FROM plans WHERE state IN (?, ?)",
-            tuple(str(state) for state in ACTIVE_STATES),
+            f"SELECT body, worker_pid FROM plans WHERE state IN ({', '.join('?' * len(working))})",
+            working,
         )
         return [
             Plan.model_validate_json(row["body"])

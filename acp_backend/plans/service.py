@@ -32,6 +32,7 @@ from acp_client.operations import (
     PlanListResult,
     PlanRef,
 )
+from acp_client.paths import CONFIG_FILE
 
 
 @on_start
@@ -101,7 +102,7 @@ async def propose(ctx: BackendContext, params: PlanExecuteParams) -> Plan:
     if config.fix is None:
         raise InvalidParams(
             f"params.validation: {config.name} declares no fix command",
-            remedy=f"add fix = [...] to the {config.name} table of acp.toml",
+            remedy=f"add fix = [...] to the {config.name} table of {CONFIG_FILE}",
         )
     now = datetime.now(UTC)
     plan = Plan(

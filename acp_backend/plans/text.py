@@ -1,7 +1,10 @@
 """Text as the contract sees it: LSP lines, code-point columns, edits.
 
-Lines end at ``\\r\\n``, ``\\r`` or ``\\n`` (LSP's three, not Python's
-``splitlines`` set); characters are code points. Pure functions, no I/O.
+The rules are ``acp_client.text``'s: lines end at ``\\r\\n``, ``\\r`` or
+``\\n`` (LSP's three, not Python's ``splitlines`` set); characters are code
+points; a range with an end line but no end character runs to the end of
+that line (``span``); positions never count a UTF-8 BOM (line 0 starts
+after it, as in an editor). Pure functions, no I/O.
 """
 
 from __future__ import annotations
@@ -13,7 +16,9 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from acp_client.models import Location, TextEdit
+from acp_client.text import BOM, END_OF_LINE, span
 
+# acp_client.text.LINE_BREAK's breaks, each kept with the line it ends.
 _LINE = re.compile(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+\Z")
 
 
@@ -51,8 +56,14 @@ def _position(lines: Sequence[str], index: int) -> tuple[int, int]:
 
 def compute_edits(path: str, old: str, new: str) -> tuple[tuple[TextEdit, ...], list[LineRange]]:
     """Line-granular edits turning ``old`` into ``new`` (ranges on ``old``, in
-    order, non-overlapping), and the new content's lines they produced."""
-    old_lines, new_lines = lsp_lines(old), lsp_lines(new)
+    order, non-overlapping), and the new content's lines they produced.
+
+    Both texts are taken without a leading BOM: the edits are positioned as
+    an editor holds the file (its buffer has no BOM), and never carry one.
+    A BOM that only one side has is no edit at all: an LSP edit cannot add
+    or remove it (it is outside every position), so only the change's whole
+    new content (``FileChange.new_text``) says so."""
+    old_lines, new_lines = lsp_lines(old.removeprefix(BOM)), lsp_lines(new.removeprefix(BOM))
     matcher = difflib.SequenceMatcher(None, old_lines, new_lines, autojunk=False)
     edits: list[TextEdit] = []
     produced: list[LineRange] = []
@@ -85,9 +96,13 @@ def _offset(starts: Sequence[int], lines: Sequence[str], line: int, character: i
 def apply_edits(text: str, edits: Iterable[TextEdit]) -> str:
     """``text`` with ``edits`` applied (ranges on ``text``; they must not overlap).
 
-    Positions past a line's end clamp to it, past the last line to the end
-    of the text, as LSP clients do.
+    Ranges are read as ``acp_client.text.span`` reads them (an end line
+    without an end character: to that line's end), on ``text`` without its
+    BOM, which is kept in front of the result. Positions past a line's end
+    clamp to it, past the last line to the end of the text, as LSP clients do.
     """
+    if text.startswith(BOM):
+        return BOM + apply_edits(text.removeprefix(BOM), edits)
     lines = lsp_lines(text)
     starts = [0]
     for line in lines:
@@ -95,14 +110,13 @@ def apply_edits(text: str, edits: Iterable[TextEdit]) -> str:
     spans: list[tuple[int, int, str]] = []
     for edit in edits:
         loc = edit.location
-        start = _offset(starts, lines, loc.line, loc.character)
-        end_line = loc.line if loc.end_line is None else loc.end_line
-        end_character = loc.character if loc.end_character is None else loc.end_character
-        end = _offset(starts, lines, end_line, end_character)
-        if end < start:
+        if _reversed(loc):  # span would read it as a point: refuse it as malformed
             raise EditError(f"{loc.path}:{loc.line + 1}: the edit's range ends before it starts")
+        (start_line, character), (end_line, end_character) = span(loc)
+        start = _offset(starts, lines, start_line, character)
+        end = _offset(starts, lines, end_line, end_character)
         spans.append((start, end, edit.new_text))
-    spans.sort(key=lambda span: (span[0], span[1]))
+    spans.sort(key=lambda item: (item[0], item[1]))
     for (_, end, _), (start, _, _) in itertools.pairwise(spans):
         if start < end:
             raise EditError("edits overlap")
@@ -115,20 +129,9 @@ def apply_edits(text: str, edits: Iterable[TextEdit]) -> str:
     return "".join(pieces)
 
 
-def overlaps(a: Sequence[TextEdit], b: Sequence[TextEdit]) -> bool:
-    """Whether any edit of ``a`` overlaps one of ``b`` in the same file (an
-    insertion at the very start or end of another's range counts too)."""
-
-    def key(edit: TextEdit) -> tuple[str, tuple[int, int], tuple[int, int]]:
-        loc = edit.location
-        end = (
-            loc.line if loc.end_line is None else loc.end_line,
-            loc.character if loc.end_character is None else loc.end_character,
-        )
-        return loc.path, (loc.line, loc.character), end
-
-    for path_a, start_a, end_a in map(key, a):
-        for path_b, start_b, end_b in map(key, b):
-            if path_a == path_b and start_a <= end_b and start_b <= end_a:
-                return True
-    return False
+def _reversed(location: Location) -> bool:
+    """Whether a range ends before it starts, as given."""
+    if location.end_line is None:
+        return False
+    end_character = END_OF_LINE if location.end_character is None else location.end_character
+    return (location.end_line, end_character) < (location.line, location.character)

@@ -25,6 +25,7 @@ from acp_client.models import (
     ValidationSummary,
 )
 from acp_client.operations import ValidationListResultsResult, ValidationRunResult
+from acp_client.paths import CONFIG_FILE
 from acp_client.transport.inprocess import InProcessTransport
 
 FAILED_STATUS = 1
@@ -34,13 +35,16 @@ def register(subcommands: Subcommands) -> None:
     validation = subcommands.add_parser("validation", help="list and run a resource's validations")
     actions = validation.add_subparsers(dest="action", required=True, metavar="ACTION")
 
-    listing = actions.add_parser("list", help="the validations a resource declares (acp.toml)")
+    listing = actions.add_parser(
+        "list", help=f"the validations a resource declares ({CONFIG_FILE})"
+    )
     listing.add_argument("resource", help="the resource's name or id")
     listing.add_argument("--json", action="store_true", help="print the ACP result as JSON")
     listing.set_defaults(run=client_command(_list))
 
     presets = actions.add_parser(
-        "presets", help="the tools acp.toml can name with preset = ..., and what each expands to"
+        "presets",
+        help=f"the tools {CONFIG_FILE} can name with preset = ..., and what each expands to",
     )
     presets.add_argument("name", nargs="?", help="show one preset's fields in full")
     presets.add_argument("--json", action="store_true", help="print the presets as JSON")
@@ -79,7 +83,7 @@ async def _list(client: AcpClient, args: argparse.Namespace) -> str:
         return _json(listed.model_dump(mode="json"))
     lines = [f"warning: {listed.config_error.message}"] if listed.config_error else []
     if not listed.validations:
-        return "\n".join([*lines, f"{args.resource} declares no validations (see acp.toml)"])
+        return "\n".join([*lines, f"{args.resource} declares no validations (see {CONFIG_FILE})"])
     rows = [
         [v.name, str(v.mode), " ".join(v.applies_to) or "*", v.description]
         for v in listed.validations
@@ -99,7 +103,9 @@ def _presets(args: argparse.Namespace) -> str | Output:
             [p.name, "yes" if shutil.which(p.executable, path=search) else "no", p.summary]
             for p in chosen
         ]
-        usage = "In acp.toml: [[validations]] with preset = NAME and a mode; fields override it."
+        usage = (
+            f"In {CONFIG_FILE}: [[validations]] with preset = NAME and a mode; fields override it."
+        )
         return "\n".join([format_table(["PRESET", "INSTALLED", "WHAT"], rows), "", usage])
     (preset,) = chosen
     lines = [f"# {preset.summary}", f"# needs {preset.executable}: {preset.install}"]

@@ -20,10 +20,10 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from acp_backend.validation.presets import PRESETS, preset_names
 from acp_client.models import Location, SeverityHint, ValidationMode, ValidationSpec
+from acp_client.paths import CONFIG_FILE
 
 log = logging.getLogger(__name__)
 
-CONFIG_FILE = "acp.toml"
 DEFAULT_TIMEOUT = 120.0
 FILES_PLACEHOLDER = "{files}"
 
@@ -106,6 +106,7 @@ class ValidationConfig:
     tool_columns: Mapping[str, ColumnUnit] = field(default_factory=dict)  # SARIF run's tool
     code_columns: Mapping[str, ColumnUnit] = field(default_factory=dict)  # by code prefix
     one_based_columns: bool = True
+    columns_count_bom: bool = False  # the tool counts a UTF-8 BOM in line 1's columns
     timeout: float = DEFAULT_TIMEOUT
     applies_to: tuple[str, ...] = ()
     description: str = ""
@@ -212,6 +213,7 @@ class _Declaration(BaseModel):
     columns: _Unit | dict[str, _Unit] | None = None
     code_columns: dict[str, _Unit] = Field(default_factory=dict)
     one_based_columns: bool = True
+    columns_count_bom: bool = False
     timeout: float = Field(default=DEFAULT_TIMEOUT, gt=0, le=MAX_TIMEOUT)
     applies_to: list[str] = Field(default_factory=list)
     description: str = ""
@@ -349,6 +351,7 @@ def _build(table: dict[str, Any], at: _Locator) -> ValidationConfig:
         tool_columns={tool.lower(): ColumnUnit(unit) for tool, unit in tool_columns.items()},
         code_columns={code: ColumnUnit(unit) for code, unit in declared.code_columns.items()},
         one_based_columns=declared.one_based_columns,
+        columns_count_bom=declared.columns_count_bom,
         timeout=declared.timeout,
         applies_to=tuple(declared.applies_to),
         description=declared.description,

@@ -52,6 +52,8 @@ class FindingConverter:
     dropped: its columns could not be converted, and a wrong working
     directory would otherwise go unnoticed. ``facts``: files earlier parses
     read (``file_facts``), and where the files read now are noted.
+    ``bom_counted``: the tool counts a file's UTF-8 BOM in its first line's
+    columns (the contract never does).
     """
 
     def __init__(
@@ -60,8 +62,10 @@ class FindingConverter:
         base: str | None = None,
         path_map: Mapping[str, str] | None = None,
         facts: FileFacts | None = None,
+        bom_counted: bool = False,
     ) -> None:
         self._root = normalize_path(root)
+        self._bom_counted = bom_counted
         self._real_root = real_path(root)
         self._base = normalize_path(base) if base else self._root
         # The base relative to the root ("" for the root), when it is under
@@ -163,8 +167,9 @@ class FindingConverter:
         if source is None:  # gone since it was admitted: positions as reported
             return {"path": path, "line": region.line, "character": region.column}
         offset_unit = ColumnUnit.BYTES if region.offset_in_bytes else unit
-        line, character = source.at_offset(region.offset, offset_unit)
-        end_line, end = source.at_offset(region.offset + region.length, offset_unit)
+        counted = self._bom_counted
+        line, character = source.at_offset(region.offset, offset_unit, counted)
+        end_line, end = source.at_offset(region.offset + region.length, offset_unit, counted)
         return {
             "path": path, "line": line, "character": character,
             "end_line": end_line, "end_character": end,
@@ -176,7 +181,7 @@ class FindingConverter:
         source = self._source(path)
         if source is None:  # gone since it was admitted: positions as reported
             return {"path": path, "line": line, "character": column}
-        character = source.to_code_points(line, column, unit)
+        character = source.to_code_points(line, column, unit, self._bom_counted)
         if end_line is None and end_column is None:
             return {"path": path, "line": line, "character": character}
         if end_line is None:
@@ -184,7 +189,7 @@ class FindingConverter:
         if end_column is None:  # to the end of that line (SARIF)
             end = source.line_length(end_line)
         else:
-            end = source.to_code_points(end_line, end_column, unit)
+            end = source.to_code_points(end_line, end_column, unit, self._bom_counted)
             if end_inclusive:  # one past the last character, counted in characters
                 end = min(end + 1, source.line_length(end_line))
         # A tool's inverted range collapses onto its start.

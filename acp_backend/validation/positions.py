@@ -3,26 +3,33 @@
 Tools count columns in UTF-8 bytes, UTF-16 code units or code points; the
 contract speaks code points. Converting needs the line's real text, so it
 happens here, on the file's bytes as they are on disk.
+
+A UTF-8 BOM is not text: line 0 starts after it, as in an editor and in the
+contract (``acp_client.text``). Most tools count columns without it too
+(measured: ruff, bandit, mypy ``--no-native-parser``, flake8, ripgrep,
+eslint, tsc, yamllint, markdownlint, gcc report a BOM file's first line as
+the same file's without one); those that count it (semgrep and clang: its 3
+bytes; pyright and shellcheck: one character) say so with
+``bom_counted`` (a validation's ``columns_count_bom``).
 """
 
 from __future__ import annotations
 
 import codecs
-import re
 import unicodedata
 from array import array
 from itertools import accumulate, chain, repeat
 from operator import add
 
 from acp_backend.validation.config import ColumnUnit
+from acp_client.text import BOM_BYTES, LINE_BREAK_BYTES
 
-# LSP's line terminators (str.splitlines would also split on \f, \v, U+2028...).
-_LINE_BREAK = re.compile(rb"\r\n|\r|\n")
 _LONG_LINE = 1024  # bytes: a line this long is decoded once, whatever the order it is read in
 
 
 class SourceText:
-    """A file's lines, split the way an editor splits them.
+    """A file's lines, split the way an editor splits them (LSP's line
+    breaks; a leading BOM in no line).
 
     Held as the file's bytes and where each line starts, not as a ``bytes``
     per line: the fork server keeps one for each file parses read
@@ -38,8 +45,8 @@ class SourceText:
         self._data = data
         self._breaks: list[int] | None  # each break's length; None: all are "\n"
         if b"\r" in data:
-            lines = _LINE_BREAK.split(data)
-            self._breaks = [len(found) for found in _LINE_BREAK.findall(data)]
+            lines = LINE_BREAK_BYTES.split(data)
+            self._breaks = [len(found) for found in LINE_BREAK_BYTES.findall(data)]
         else:  # the usual file: one C-level split, every break one byte
             lines = data.split(b"\n")
             self._breaks = None
@@ -47,6 +54,8 @@ class SourceText:
         # Where each line starts, then where the file ends.
         steps = map(add, map(len, lines), chain(breaks, (0,)))
         self._starts = array("Q", accumulate(steps, initial=0))
+        if data.startswith(BOM_BYTES):
+            self._starts[0] = len(BOM_BYTES)  # line 0 starts after the BOM
         self._last: tuple[int, str] | None = None
         self._long: dict[int, str] | None = None  # decoded lines of over _LONG_LINE bytes
 
@@ -80,17 +89,27 @@ class SourceText:
         self._last = (index, text)
         return text
 
-    def to_code_points(self, line: int, column: int, unit: ColumnUnit) -> int:
+    @property
+    def has_bom(self) -> bool:
+        """Whether the file starts with a UTF-8 BOM (which no line holds)."""
+        return bool(self._starts[0])
+
+    def to_code_points(
+        self, line: int, column: int, unit: ColumnUnit, bom_counted: bool = False
+    ) -> int:
         """``column`` (0-based, counted in ``unit``) on ``line`` as a code-point offset.
 
         A column inside a character (half a surrogate pair, the middle of a
         UTF-8 sequence) rounds down to that character's start; one past the
         line's end means the end. A line the file does not have keeps the
-        number as reported: there is no text to convert with.
+        number as reported: there is no text to convert with. ``bom_counted``:
+        the tool counted the file's BOM in line 0's columns.
         """
         text = self.line(line)
         if text is None:
             return column
+        if bom_counted and line == 0 and self.has_bom:
+            column = max(column - _bom_length(unit), 0)
         if unit is ColumnUnit.CODE_POINTS:
             return min(column, len(text))
         if unit is ColumnUnit.DISPLAY:
@@ -101,9 +120,18 @@ class SourceText:
             return len(decoder.decode(self._raw(line)[:column], final=False))
         return _utf16_to_code_points(text, column)
 
-    def at_offset(self, offset: int, unit: ColumnUnit) -> tuple[int, int]:
+    def at_offset(
+        self, offset: int, unit: ColumnUnit, bom_counted: bool = False
+    ) -> tuple[int, int]:
         """The (line, code-point column) of an offset into the whole file,
-        counted in ``unit`` (SARIF ``byteOffset``: bytes; ``charOffset``: the run's unit)."""
+        counted in ``unit`` (SARIF ``byteOffset``: bytes; ``charOffset``: the run's unit).
+
+        A byte offset counts the file's bytes, a BOM's included (SARIF's binary
+        region covers the same bytes as the text region); a character offset,
+        like a column, counts the text, which starts after it (unless
+        ``bom_counted``)."""
+        if self.has_bom and (bom_counted or unit is ColumnUnit.BYTES):
+            offset = max(offset - _bom_length(unit), 0)
         for line in range(self.line_count()):
             if unit is ColumnUnit.BYTES:
                 start, end = self._span(line)
@@ -125,6 +153,11 @@ class SourceText:
 
     def line_length(self, line: int) -> int:
         return len(self.line(line) or "")
+
+
+def _bom_length(unit: ColumnUnit) -> int:
+    """The length of a BOM in ``unit``: 3 bytes, else one (character, UTF-16 unit, cell)."""
+    return len(BOM_BYTES) if unit is ColumnUnit.BYTES else 1
 
 
 def _length(text: str, unit: ColumnUnit) -> int:

@@ -75,6 +75,7 @@ PRESETS: Mapping[str, Preset] = {
                 "format": "json",
                 "columns": "utf-16",
                 "one_based_columns": False,
+                "columns_count_bom": True,  # a UTF-8 BOM is line 1's first UTF-16 unit
                 "mapping": {
                     "findings": "generalDiagnostics[]",
                     "one_based_lines": False,
@@ -112,6 +113,7 @@ PRESETS: Mapping[str, Preset] = {
                     "--disable-version-check", "--config", ".semgrep.yml", "{files}",
                 ],
                 "format": "sarif",
+                "columns_count_bom": True,  # a UTF-8 BOM is line 1's first 3 bytes
                 "timeout": 300,
             },
         ),
@@ -164,6 +166,7 @@ PRESETS: Mapping[str, Preset] = {
             {
                 "command": ["shellcheck", "--format", "gcc", "{files}"],
                 "format": "pattern",
+                "columns_count_bom": True,  # a UTF-8 BOM is line 1's first character
                 "applies_to": ["*.sh", "*.bash", "*.ksh", "*.bats"],
             },
         ),
@@ -249,6 +252,7 @@ PRESETS: Mapping[str, Preset] = {
                 ],
                 "format": "pattern",
                 "columns": "bytes",
+                "columns_count_bom": True,  # a UTF-8 BOM is line 1's first 3 bytes
                 "applies_to": ["*.c"],
             },
         ),

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import posixpath
 
-from acp_backend.validation.config import CONFIG_FILE, LoadedConfig, ValidationConfig
+from acp_backend.validation.config import LoadedConfig, ValidationConfig
 from acp_backend.validation.locations import path_in_root
 from acp_client.errors import InvalidParams, InvalidState, OutsideRoot
-from acp_client.paths import NotAFilePath
+from acp_client.paths import CONFIG_FILE, NotAFilePath
 
 
 def select_validations(

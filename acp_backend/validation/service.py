@@ -10,7 +10,7 @@ from acp_backend.context import BackendContext
 from acp_backend.handlers import handles
 from acp_backend.plans.records import sandbox_root_of
 from acp_backend.validation import isolation
-from acp_backend.validation.config import CONFIG_FILE, ConfigCache, ConfigError, ValidationConfig
+from acp_backend.validation.config import ConfigCache, ConfigError, ValidationConfig
 from acp_backend.validation.runs import ValidationRuns
 from acp_backend.validation.selection import logical_path, select_validations
 from acp_backend.validation.validator import RunScope
@@ -33,6 +33,7 @@ from acp_client.operations import (
     ValidationRunParams,
     ValidationRunResult,
 )
+from acp_client.paths import CONFIG_FILE
 
 CONCURRENCY_ENV = "ACP_VALIDATION_CONCURRENCY"
 

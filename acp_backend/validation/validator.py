@@ -283,7 +283,9 @@ def judge(
     if process.error:  # its report file could not be read
         return Verdict(False, f"{process.error} ({status})", ResultOutcome.ERROR)
     base = str(root / config.cwd) if config.cwd else None
-    converter = FindingConverter(str(root), base, config.path_map, facts)
+    converter = FindingConverter(
+        str(root), base, config.path_map, facts, bom_counted=config.columns_count_bom
+    )
     kept = _Kept(max_findings, hand_on)
     total = below = 0
     floor = _LEVEL_ORDER.index(config.min_level) if config.min_level else 0

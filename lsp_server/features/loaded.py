@@ -6,36 +6,52 @@ The session imports it only after answering ``initialize`` (ADR 0016).
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
-from lsp_server.features import Feature
-from lsp_server.features.code_actions import CodeActions
-from lsp_server.features.commands import Commands
+from lsp_server.calls import BackendCalls
+from lsp_server.editor import Editor
+from lsp_server.features import Feature, Runner
 from lsp_server.features.diagnostics import Diagnostics
+from lsp_server.features.diagnostics.presenter import Source
+from lsp_server.features.fixes import Fixes
 from lsp_server.features.hover import Hover
+from lsp_server.features.plans import Plans
 from lsp_server.features.symbols import Symbols
-
-if TYPE_CHECKING:
-    from lsp_server.server import AcpLanguageServer
+from lsp_server.features.validations import Validations
 
 
 @dataclass(frozen=True, slots=True)
 class Features:
     diagnostics: Diagnostics
-    code_actions: CodeActions
-    commands: Commands
+    fixes: Fixes
+    plans: Plans
+    validations: Validations
     hover: Hover
     symbols: Symbols
 
     @classmethod
-    def of(cls, session: AcpLanguageServer) -> Features:
-        diagnostics = Diagnostics(session)
-        code_actions = CodeActions(session, diagnostics)
-        commands = Commands(session, code_actions)
-        return cls(diagnostics, code_actions, commands, Hover(session), Symbols(session))
+    def of(cls, editor: Editor, calls: BackendCalls, source: Source) -> Features:
+        return cls(
+            Diagnostics(editor, calls, source),
+            Fixes(editor, calls),
+            Plans(editor, calls),
+            Validations(editor, calls),
+            Hover(editor, calls),
+            Symbols(editor, calls),
+        )
 
     def __iter__(self) -> Iterator[Feature]:
-        """In the order the session calls their hooks."""
-        yield from (self.diagnostics, self.code_actions, self.commands, self.hover, self.symbols)
+        """In the order the session calls their hooks (and lists their actions)."""
+        yield from (
+            self.diagnostics,
+            self.fixes,
+            self.plans,
+            self.validations,
+            self.hover,
+            self.symbols,
+        )
+
+    def runners(self) -> Mapping[str, Runner]:
+        """Every command, by name, with the feature method that runs it."""
+        return {name: run for feature in self for name, run in feature.runs.items()}

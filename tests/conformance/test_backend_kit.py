@@ -15,7 +15,7 @@ import httpx
 import pytest
 from kit_harness import PLUGIN, REPO, kit_env, run_kit
 
-from tests.e2e.lsp_harness import ServerProcess, free_port
+from tests.support.servers import ServerProcess, free_port
 
 PLAN_CHECKS = {
     "plan_execute",

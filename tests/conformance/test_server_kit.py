@@ -11,7 +11,7 @@ import pytest
 from kit_harness import SERVER, run_kit
 
 from acp_conformance.profiles import profiles
-from tests.e2e.lsp_harness import ServerProcess
+from tests.support.servers import ServerProcess
 
 BROKEN = f"{sys.executable} -m tests.conformance.broken_server {{mode}} --data-dir {{data_dir}}"
 

@@ -16,7 +16,7 @@ from typing import Any, Union
 from lsprotocol import types
 
 from tests.e2e.lsp_harness import Session, uri
-from tests.edit_text import apply_edits
+from tests.support.edit_text import apply_edits
 
 
 def _tell_actions_from_commands(session: Session) -> None:

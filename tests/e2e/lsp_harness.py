@@ -12,16 +12,12 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
-import signal
-import socket
 import sqlite3
-import subprocess
 import sys
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from itertools import count
 from pathlib import Path
 from typing import Any
 
@@ -36,9 +32,11 @@ from pytest_lsp.client import DEFAULT_CLIENT_FEATURES, register_lsp_features
 from acp_backend.facade import BackendFacade, create_facade
 from acp_backend.ids import new_ulid
 from acp_client.events import Event, ValidationResultEvent
-from acp_client.models import Finding, Location, Resource, ValidationMode, ValidationResult
+from acp_client.models import Resource, ValidationResult
 from acp_client.paths import path_to_uri
 from acp_conformance.profiles import with_pull
+from tests.support.servers import ServerProcess
+from tests.support.waiting import until
 
 REPO = Path(__file__).resolve().parents[2]
 PULL = "vscode-pull"
@@ -52,8 +50,6 @@ PROFILES_AND_MODES = [
     (PULL, "server"),
 ]
 WAIT = 10.0
-
-_ids = count(1)
 
 
 def capabilities_for(profile: str) -> types.ClientCapabilities:
@@ -77,38 +73,6 @@ def capabilities_for(profile: str) -> types.ClientCapabilities:
     if profile != PULL:
         return client_capabilities(profile)
     return with_pull(client_capabilities("visual-studio-code"))
-
-
-def result(
-    resource: Resource,
-    validation: str,
-    mode: ValidationMode,
-    passed: bool,
-    findings: Sequence[Finding] = (),
-    *,
-    message: str = "",
-    declared_at: Location | None = None,
-) -> ValidationResult:
-    now = datetime.now(UTC)
-    n = next(_ids)
-    return ValidationResult(
-        id=new_ulid(),
-        validation=validation,
-        mode=mode,
-        passed=passed,
-        message=message,
-        resource_id=resource.id,
-        run_id=f"run-{n}",
-        started_at=now,
-        finished_at=now,
-        findings=tuple(findings),
-        declared_at=declared_at,
-    )
-
-
-def finding(path: str, line: int, character: int, message: str, **more: Any) -> Finding:
-    location = Location(path=path, line=line, character=character, **more)
-    return Finding(location=location, message=message)
 
 
 @dataclass
@@ -148,63 +112,6 @@ class Backend:
                 "INSERT INTO events (method, params, at) VALUES (?, ?, ?)",
                 (method, json.dumps(params), datetime.now(UTC).isoformat()),
             )
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
-@dataclass
-class ServerProcess:
-    """``acp-backend serve`` on 127.0.0.1 at a fixed port, restartable; its
-    token is written to ``token_file`` as an operator would."""
-
-    data_dir: Path
-    port: int = field(default_factory=free_port)
-    process: subprocess.Popen[bytes] | None = None
-
-    @property
-    def url(self) -> str:
-        return f"http://127.0.0.1:{self.port}"
-
-    @property
-    def token_file(self) -> Path:
-        return self.data_dir.parent / "token"
-
-    def start(self) -> None:
-        backend_file = self.data_dir / "backend.json"
-        backend_file.unlink(missing_ok=True)
-        command = [sys.executable, "-m", "acp_backend.cli", "--data-dir", str(self.data_dir)]
-        self.process = subprocess.Popen(
-            [*command, "serve", "--port", str(self.port)],
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL,
-        )
-        deadline = time.monotonic() + WAIT
-        while time.monotonic() < deadline:
-            with contextlib.suppress(OSError, ValueError):
-                info = json.loads(backend_file.read_text())
-                self.token_file.write_text(info["token"] + "\n")
-                return
-            time.sleep(0.05)
-        raise RuntimeError("acp-backend serve did not write backend.json")
-
-    def kill(self) -> None:
-        if self.process is not None:
-            self.process.send_signal(signal.SIGKILL)
-            self.process.wait()
-            self.process = None
-
-    def stop(self) -> None:
-        if self.process is not None:
-            self.process.terminate()
-            try:
-                self.process.wait(5)
-            except subprocess.TimeoutExpired:
-                self.kill()
-            self.process = None
 
 
 @pytest.fixture
@@ -281,7 +188,7 @@ class Session:
 
     async def wait_in_play(self, root: Path) -> None:
         """Until the server has taken up the resource at ``root``."""
-        await wait_for(
+        await until(
             lambda: any(
                 f"in play: {root.name} ({root})" in m.message for m in self.client.log_messages
             )
@@ -363,14 +270,6 @@ async def lsp(data_dir: Path, server_process: ServerProcess) -> AsyncIterator[St
         with contextlib.suppress(TimeoutError, RuntimeError):
             await asyncio.wait_for(session.client.shutdown_session(), 5)
         await session.client.stop()
-
-
-async def wait_for(condition: Callable[[], bool], seconds: float = WAIT) -> None:
-    deadline = time.monotonic() + seconds
-    while not condition():
-        if time.monotonic() > deadline:
-            raise AssertionError("condition not met in time")
-        await asyncio.sleep(0.02)
 
 
 def connected(client: LanguageClient, times: int = 1) -> bool:

@@ -20,7 +20,7 @@ from acp_client.models import (
     ValidationMode,
     ValidationResult,
 )
-from lsp_server.advertised import COMMANDS, FIX_ALL_KIND
+from lsp_server.commands import COMMANDS, FIX_ALL_KIND
 from tests.e2e.editing import Buffers
 from tests.e2e.lsp_harness import (
     PROFILES_AND_MODES,
@@ -28,13 +28,12 @@ from tests.e2e.lsp_harness import (
     Session,
     Starter,
     connected,
-    finding,
     project,
-    result,
     uri,
-    wait_for,
 )
-from tests.edit_text import apply_edits
+from tests.support.edit_text import apply_edits
+from tests.support.factories import finding, result
+from tests.support.waiting import until
 
 SOURCE = "import os\nx = 1\n"
 
@@ -46,7 +45,7 @@ def unused_import(resource: Resource, text: str = SOURCE) -> ValidationResult:
         edits=(TextEdit(location=whole_line, new_text=""),),
     )
     flagged = finding("a.py", 0, 7, "`os` imported but unused", end_line=0, end_character=9)
-    shown = result(resource, "ruff", ValidationMode.REQUIRED, False, [flagged])
+    shown = result("ruff", ValidationMode.REQUIRED, False, [flagged], resource=resource)
     return shown.model_copy(
         update={
             "findings": (replace(flagged, fixes=(fix,)),),
@@ -156,7 +155,7 @@ async def test_fix_all_and_run_validations(
     )
     # The project declares no validation: one clear message, no failed request.
     assert answer is None
-    await wait_for(lambda: any("declares no validations" in m for m in session.messages()))
+    await until(lambda: any("declares no validations" in m for m in session.messages()))
 
 
 async def test_a_bad_command_is_an_error_not_a_crash(
@@ -190,7 +189,7 @@ async def test_a_backend_without_plans_still_offers_the_tools_fixes(
     assert "Fix with ruff: Remove unused import: `os`" in titles
     assert not [t for t in titles if "plan" in t]  # neither plans nor Propose fix
     assert not [m for m in session.messages() if "unavailable" in m]
-    await wait_for(lambda: any("plan.list" in m for m in session.messages()))
+    await until(lambda: any("plan.list" in m for m in session.messages()))
     (said,) = [m for m in session.messages() if "plan.list" in m]
     assert "not offered as code actions" in said
     assert connected(session.client, times=1) and not connected(session.client, times=2)

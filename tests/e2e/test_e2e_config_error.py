@@ -11,7 +11,8 @@ import pytest
 from lsprotocol import types
 from lsprotocol.types import DiagnosticSeverity as Sev
 
-from tests.e2e.lsp_harness import PULL, Backend, Starter, connected, project, wait_for
+from tests.e2e.lsp_harness import PULL, Backend, Starter, connected, project
+from tests.support.waiting import until
 
 FAILING = "print('2 tests failed'); raise SystemExit(1)"
 VALID = "\n".join(
@@ -71,7 +72,7 @@ async def test_the_declarations_before_the_break_still_run(
     root = project(tmp_path / "app", {"acp.toml": VALID})
     await backend.register(root)
     session = await lsp("visual-studio-code", [root])  # runOn: save
-    await wait_for(lambda: connected(session.client))  # its backend has read the valid file
+    await until(lambda: connected(session.client))  # its backend has read the valid file
     toml = root / "acp.toml"
     session.open(toml, language="toml")
     session.save(toml, BROKEN, 2)

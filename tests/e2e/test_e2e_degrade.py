@@ -9,8 +9,9 @@ from pathlib import Path
 
 from lsprotocol import types
 
-from tests.e2e.lsp_harness import Backend, Starter, project, wait_for
+from tests.e2e.lsp_harness import Backend, Starter, project
 from tests.e2e.recording_facade import recorded_calls
+from tests.support.waiting import until
 
 LIMITED = ["--facade", "tests.e2e.recording_facade:create_limited_facade"]
 STREAMLESS = ["--facade", "tests.e2e.recording_facade:create_streamless_facade"]
@@ -23,7 +24,7 @@ async def test_a_backend_without_resource_resolve_is_degraded_not_an_outage(
     await backend.register(root)
     session = await lsp("visual-studio-code", [root], args=LIMITED)
     session.open(root / "a.py")
-    await wait_for(lambda: session.messages() != [])
+    await until(lambda: session.messages() != [])
     await asyncio.sleep(1.5)  # long enough for a reconnect loop to show itself
     (message,) = session.messages()
     assert "resource.resolve" in message and "_cleveragents" not in message
@@ -50,7 +51,7 @@ async def test_a_stream_that_keeps_failing_is_said_once_and_backed_off(
     root = project(tmp_path / "app", {"a.py": "a\n"})
     await backend.register(root)
     session = await lsp("neovim@v0.11", [root], args=STREAMLESS)
-    await wait_for(lambda: session.messages(types.MessageType.Warning) != [])
+    await until(lambda: session.messages(types.MessageType.Warning) != [])
     await asyncio.sleep(3)
     (warning,) = session.messages(types.MessageType.Warning)
     assert "unavailable" in warning

@@ -12,17 +12,9 @@ from lsprotocol.types import DiagnosticSeverity as Sev
 
 from acp_client.events import ValidationCompleted, ValidationStarted
 from acp_client.models import Location, ValidationMode, ValidationSummary
-from tests.e2e.lsp_harness import (
-    PROFILES_AND_MODES,
-    PULL,
-    Backend,
-    Starter,
-    finding,
-    project,
-    result,
-    uri,
-    wait_for,
-)
+from tests.e2e.lsp_harness import PROFILES_AND_MODES, PULL, Backend, Starter, project, uri
+from tests.support.factories import finding, result
+from tests.support.waiting import until
 
 REQ, INFO = ValidationMode.REQUIRED, ValidationMode.INFORMATIONAL
 # Emoji (2 UTF-16 units, 4 UTF-8 bytes) and CJK (1 unit, 3 bytes) before the finding.
@@ -48,10 +40,14 @@ async def test_severity_table(
     # Pull is offered only to clients that can also be told to re-pull.
     assert (session.capabilities.diagnostic_provider is not None) == session.pull
     session.open(root / "a.py")
-    backend.publish(result(resource, "ruff", REQ, False, [finding("a.py", 0, 7, "unused")]))
-    backend.publish(result(resource, "todo", INFO, False, [finding("a.py", 1, 0, "todo")]))
-    backend.publish(result(resource, "docs", INFO, True, [finding("a.py", 2, 0, "fyi")]))
-    backend.publish(result(resource, "types", REQ, True, [finding("a.py", 3, 0, "ignored")]))
+    backend.publish(
+        result("ruff", REQ, False, [finding("a.py", 0, 7, "unused")], resource=resource)
+    )
+    backend.publish(result("todo", INFO, False, [finding("a.py", 1, 0, "todo")], resource=resource))
+    backend.publish(result("docs", INFO, True, [finding("a.py", 2, 0, "fyi")], resource=resource))
+    backend.publish(
+        result("types", REQ, True, [finding("a.py", 3, 0, "ignored")], resource=resource)
+    )
     shown = await session.wait_diagnostics(root / "a.py", lambda d: len(d) == 3)
     by_source = {d.source: d for d in shown}
     assert by_source["ruff"].severity == Sev.Error
@@ -70,10 +66,10 @@ async def test_required_pass_clears_only_its_validation(
     resource = await backend.register(root)
     session = await lsp(profile, [root], mode=mode)
     session.open(root / "a.py")
-    backend.publish(result(resource, "ruff", REQ, False, [finding("a.py", 0, 0, "bad")]))
-    backend.publish(result(resource, "todo", INFO, False, [finding("a.py", 1, 0, "todo")]))
+    backend.publish(result("ruff", REQ, False, [finding("a.py", 0, 0, "bad")], resource=resource))
+    backend.publish(result("todo", INFO, False, [finding("a.py", 1, 0, "todo")], resource=resource))
     await session.wait_diagnostics(root / "a.py", lambda d: len(d) == 2)
-    backend.publish(result(resource, "ruff", REQ, True))
+    backend.publish(result("ruff", REQ, True, resource=resource))
     shown = await session.wait_diagnostics(root / "a.py", lambda d: len(d) == 1)
     assert shown[0].source == "todo"
 
@@ -88,7 +84,9 @@ async def test_location_less_result_anchors_on_its_declaration(
     session = await lsp(profile, [root], mode=mode)
     declared = Location(path="acp.toml", line=1, character=0)
     backend.publish(
-        result(resource, "tests", REQ, False, message="3 tests failed", declared_at=declared)
+        result(
+            "tests", REQ, False, message="3 tests failed", declared_at=declared, resource=resource
+        )
     )
     (shown,) = await session.wait_diagnostics(root / "acp.toml", lambda d: len(d) == 1)
     assert shown.severity == Sev.Error and shown.message == "3 tests failed"
@@ -107,11 +105,11 @@ async def test_columns_in_the_negotiated_encoding(
     end = start + len("TODO")
     backend.publish(
         result(
-            resource,
             "todo",
             INFO,
             False,
             [finding("hello.py", 1, start, "todo", end_line=1, end_character=end)],
+            resource=resource,
         )
     )
     # Unopened: converted against the file on disk.
@@ -142,7 +140,13 @@ async def test_coalescing_under_a_burst(
     session.open(root / "a.py")
     for n in range(1, 101):
         backend.publish(
-            result(resource, "ruff", REQ, False, [finding("a.py", i, 0, f"f{i}") for i in range(n)])
+            result(
+                "ruff",
+                REQ,
+                False,
+                [finding("a.py", i, 0, f"f{i}") for i in range(n)],
+                resource=resource,
+            )
         )
     shown = await session.wait_diagnostics(root / "a.py", lambda d: len(d) == 100)
     assert sorted(d.message for d in shown) == sorted(f"f{i}" for i in range(100))
@@ -163,7 +167,7 @@ async def test_push_carries_the_document_version(
     resource = await backend.register(root)
     session = await lsp("neovim@v0.7", [root])
     session.open(root / "a.py")
-    backend.publish(result(resource, "ruff", REQ, False, [finding("a.py", 0, 0, "bad")]))
+    backend.publish(result("ruff", REQ, False, [finding("a.py", 0, 0, "bad")], resource=resource))
     await session.wait_diagnostics(root / "a.py", lambda d: len(d) == 1)
 
     def last() -> types.PublishDiagnosticsParams:
@@ -171,7 +175,7 @@ async def test_push_carries_the_document_version(
 
     # Shown before the server has placed the open document: as on disk, with
     # no version; once placed, again with the editor's version.
-    await wait_for(lambda: last().version == 1)
+    await until(lambda: last().version == 1)
     assert len(last().diagnostics) == 1
 
 
@@ -183,8 +187,8 @@ async def test_pull_client_gets_result_ids_unchanged_reports_and_refresh(
     session = await lsp(PULL, [root])
     client = session.client
     session.open(root / "a.py")
-    backend.publish(result(resource, "ruff", REQ, False, [finding("a.py", 0, 0, "bad")]))
-    await wait_for(lambda: client.diagnostic_refresh_count >= 1)
+    backend.publish(result("ruff", REQ, False, [finding("a.py", 0, 0, "bad")], resource=resource))
+    await until(lambda: client.diagnostic_refresh_count >= 1)
     await session.wait_diagnostics(root / "a.py", lambda d: len(d) == 1)
     refreshes = client.diagnostic_refresh_count
     identifier = types.TextDocumentIdentifier(uri(root / "a.py"))
@@ -197,8 +201,8 @@ async def test_pull_client_gets_result_ids_unchanged_reports_and_refresh(
         types.DocumentDiagnosticParams(text_document=identifier, previous_result_id=first.result_id)
     )
     assert isinstance(again, types.RelatedUnchangedDocumentDiagnosticReport)
-    backend.publish(result(resource, "ruff", REQ, False, [finding("b.py", 0, 0, "moved")]))
-    await wait_for(lambda: client.diagnostic_refresh_count > refreshes)
+    backend.publish(result("ruff", REQ, False, [finding("b.py", 0, 0, "moved")], resource=resource))
+    await until(lambda: client.diagnostic_refresh_count > refreshes)
     workspace = await client.workspace_diagnostic_async(
         types.WorkspaceDiagnosticParams(
             previous_result_ids=[types.PreviousResultId(uri(root / "a.py"), first.result_id)]
@@ -225,7 +229,7 @@ async def test_a_run_of_several_validations_publishes_each_file_once(
         ValidationStarted, run_id="run-many", resource_id=resource.id, validations=names
     )
     for k, name in enumerate(names):
-        done = result(resource, name, REQ, False, [finding("a.py", k, 0, name)])
+        done = result(name, REQ, False, [finding("a.py", k, 0, name)], resource=resource)
         backend.publish(done.model_copy(update={"run_id": "run-many"}))
         await asyncio.sleep(0.08)  # more than the publish window: each would go out alone
     backend.publish_event(
@@ -250,12 +254,12 @@ async def test_a_long_run_keeps_open_files_current_and_the_rest_until_it_ends(
     resource = await backend.register(root)
     session = await lsp("neovim@v0.7", [root])  # push only
     session.open(root / "a.py")
-    backend.publish(result(resource, "seed", REQ, False, [finding("a.py", 9, 0, "seed")]))
+    backend.publish(result("seed", REQ, False, [finding("a.py", 9, 0, "seed")], resource=resource))
 
     def sent(name: str) -> list[types.PublishDiagnosticsParams]:
         return [p for _, p in session.published if p.uri == uri(root / name)]
 
-    await wait_for(lambda: any(p.version == 1 for p in sent("a.py")))  # a.py is placed
+    await until(lambda: any(p.version == 1 for p in sent("a.py")))  # a.py is placed
     names = ("v0", "v1", "v2")
     backend.publish_event(
         ValidationStarted, run_id="run-long", resource_id=resource.id, validations=names
@@ -263,7 +267,7 @@ async def test_a_long_run_keeps_open_files_current_and_the_rest_until_it_ends(
 
     def finish(k: int) -> None:
         findings = [finding(name, k, 0, names[k]) for name in ("a.py", "b.py")]
-        done = result(resource, names[k], REQ, False, findings)
+        done = result(names[k], REQ, False, findings, resource=resource)
         backend.publish(done.model_copy(update={"run_id": "run-long"}))
 
     finish(0)

@@ -22,13 +22,13 @@ from tests.e2e.lsp_harness import (
     Starter,
     connected,
     project,
-    result,
     uri,
-    wait_for,
 )
 from tests.e2e.recording_facade import recorded_calls, release_inspect
 from tests.e2e.test_e2e_demo import column
-from tests.unit.plans.plan_helpers import settled
+from tests.support.factories import result
+from tests.support.plans import settled
+from tests.support.waiting import until
 
 HELD = ["--facade", "tests.e2e.recording_facade:create_held_inspect_facade"]
 SOURCE = '''"""Greetings."""
@@ -75,7 +75,7 @@ async def started(
 ) -> tuple[Session, Path]:
     root = project(tmp_path / "proj", {"hello.py": SOURCE})
     resource = await backend.register(root)
-    backend.publish(result(resource, "ruff", ValidationMode.REQUIRED, False, [NMAE]))
+    backend.publish(result("ruff", ValidationMode.REQUIRED, False, [NMAE], resource=resource))
     session = await lsp(profile, [root], mode=mode, **more)  # type: ignore[arg-type]
     session.open(root / "hello.py")
     await session.wait_diagnostics(root / "hello.py", lambda shown: len(shown) == 1)
@@ -135,7 +135,7 @@ async def test_fifty_identical_hovers_make_one_backend_call(
     session, path = await started(backend, lsp, tmp_path, "neovim@v0.11", args=HELD)
     position = column(TEXT, START, session.encoding)
     hovers = [asyncio.ensure_future(hover(session, path, LINE, position)) for _ in range(50)]
-    await wait_for(lambda: any(c["method"] == "context.inspect" for c in recorded_calls(data_dir)))
+    await until(lambda: any(c["method"] == "context.inspect" for c in recorded_calls(data_dir)))
     await asyncio.sleep(0.2)  # every request has arrived and is waiting
     release_inspect(data_dir)
     answers = await asyncio.gather(*hovers)
@@ -158,9 +158,9 @@ async def test_cancel_request_cancels_the_backend_call(
             types.TEXT_DOCUMENT_HOVER, params, msg_id="hover-1"
         )
     )
-    await wait_for(lambda: any(c["method"] == "context.inspect" for c in recorded_calls(data_dir)))
+    await until(lambda: any(c["method"] == "context.inspect" for c in recorded_calls(data_dir)))
     session.client.protocol.notify(types.CANCEL_REQUEST, types.CancelParams(id="hover-1"))
-    await wait_for(lambda: any(c["method"] == "cancelled" for c in recorded_calls(data_dir)))
+    await until(lambda: any(c["method"] == "cancelled" for c in recorded_calls(data_dir)))
     with pytest.raises(Exception, match="cancel"):
         await answer
 
@@ -170,7 +170,7 @@ async def test_a_folder_that_is_not_registered_answers_null_at_once(
 ) -> None:
     root = project(tmp_path / "loose", {"hello.py": SOURCE})
     session = await lsp("neovim@v0.11", [root])
-    await wait_for(lambda: connected(session.client))
+    await until(lambda: connected(session.client))
     session.open(root / "hello.py")
     started_at = time.monotonic()
     assert await hover(session, root / "hello.py", 4, 0) is None

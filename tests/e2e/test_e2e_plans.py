@@ -17,11 +17,12 @@ import pytest
 from lsprotocol import types
 
 from acp_client.models import Plan, PlanState, Resource
-from lsp_server.advertised import PLAN_KIND
+from lsp_server.commands import PLAN_KIND
 from tests.e2e import lsp_harness
 from tests.e2e.editing import Buffers
-from tests.e2e.lsp_harness import REPO, WAIT, Backend, Session, Starter, project, uri, wait_for
+from tests.e2e.lsp_harness import REPO, WAIT, Backend, Session, Starter, project, uri
 from tests.e2e.test_e2e_code_actions import actions_at, choose, started, unused_import
+from tests.support.waiting import until
 
 SOURCE = "import os\nx = 1\n"
 DIFF = """\
@@ -82,7 +83,7 @@ async def test_apply_a_plan_through_the_editor(
         assert sent.edit.change_annotations is not None
         (note,) = sent.edit.change_annotations.values()
         assert note.needs_confirmation and note.label == "Drop os"
-    await wait_for(
+    await until(
         lambda: any("Applied plan “Drop os” in the editor" in m for m in session.messages())
     )
     assert await plan_state(backend, plan) is PlanState.APPLIED
@@ -98,7 +99,7 @@ async def test_an_apply_after_the_file_changed_is_a_conflict_and_writes_nothing(
     apply = await plan_action(session, root / "a.py", "Apply plan")
     (root / "a.py").write_text("import os\nx = 2\n")  # changed on disk by someone else
     await choose(buffers, apply)
-    await wait_for(lambda: any("CONFLICT" in m for m in session.messages()))
+    await until(lambda: any("CONFLICT" in m for m in session.messages()))
     (message,) = [m for m in session.messages() if "CONFLICT" in m]
     assert "a.py" in message and "Nothing was written" in message
     assert buffers.received == [] and buffers.text(root / "a.py") == SOURCE
@@ -115,7 +116,7 @@ async def test_a_buffer_with_unsaved_changes_is_never_overwritten(
     apply = await plan_action(session, root / "a.py", "Apply plan")
     buffers.type(root / "a.py", "import os\nx = 1\ny = 'typed, unsaved'\n")
     await choose(buffers, apply)
-    await wait_for(lambda: any("unsaved changes" in m for m in session.messages()))
+    await until(lambda: any("unsaved changes" in m for m in session.messages()))
     assert buffers.received == []
     assert buffers.text(root / "a.py").endswith("'typed, unsaved'\n")
     assert (root / "a.py").read_text() == SOURCE
@@ -131,7 +132,7 @@ async def test_a_declined_edit_records_nothing(
     plan = await submit(backend, resource)
     buffers.refuse = True  # the user says no in the refactor preview
     await choose(buffers, await plan_action(session, root / "a.py", "Apply plan"))
-    await wait_for(lambda: any("did not apply" in m for m in session.messages()))
+    await until(lambda: any("did not apply" in m for m in session.messages()))
     assert await plan_state(backend, plan) is PlanState.COMPLETE
 
 
@@ -141,7 +142,7 @@ async def test_cancel_a_plan_and_it_is_no_longer_offered(
     root, resource, session, buffers = await started(tmp_path, backend, lsp, "emacs", "server")
     plan = await submit(backend, resource)
     await choose(buffers, await plan_action(session, root / "a.py", "Cancel plan"))
-    await wait_for(lambda: any("cancelled" in m for m in session.messages()))
+    await until(lambda: any("cancelled" in m for m in session.messages()))
     assert await plan_state(backend, plan) is PlanState.CANCELLED
 
     deadline = time.monotonic() + WAIT
@@ -170,7 +171,7 @@ async def test_propose_fix_runs_the_fix_in_a_sandbox_with_progress(
     await choose(buffers, propose)
     # ruff cannot fix the demo's undefined names: its re-run in the sandbox
     # still fails, so the plan is constrained, and the message says what to do.
-    await wait_for(lambda: any("is constrained" in m for m in session.messages()), 30)
+    await until(lambda: any("is constrained" in m for m in session.messages()), 30)
     (settled,) = [m for m in session.messages() if "is constrained" in m]
     assert "ruff" in settled and "anyway" in settled
     (token,) = [t for t in session.client.progress_reports if str(t).startswith("acp-plan-")]
@@ -181,7 +182,7 @@ async def test_propose_fix_runs_the_fix_in_a_sandbox_with_progress(
     assert plan.state is PlanState.CONSTRAINED and "inventory.py" in plan.paths
     # Preview opens the proposed text: the sandbox copy, with the plan's own findings.
     await choose(buffers, await plan_action(session, demo / "inventory.py", "Preview plan"))
-    await wait_for(lambda: bool(session.client.shown_documents))
+    await until(lambda: bool(session.client.shown_documents))
     assert plan.sandbox_root is not None
     (shown,) = session.client.shown_documents
     assert shown.uri == uri(Path(plan.sandbox_root) / "inventory.py")
@@ -191,7 +192,7 @@ async def test_propose_fix_runs_the_fix_in_a_sandbox_with_progress(
         session, demo / "inventory.py", "Apply plan “Fix ruff findings” anyway"
     )
     await choose(buffers, forced)
-    await wait_for(lambda: any("Applied plan" in m for m in session.messages()))
+    await until(lambda: any("Applied plan" in m for m in session.messages()))
     assert "import os" not in buffers.text(demo / "inventory.py")
     assert await plan_state(backend, plan) is PlanState.APPLIED
 
@@ -281,13 +282,13 @@ async def test_cancelling_the_progress_cancels_the_plan(
     )
     plan = Plan.model_validate(answer)
     token = f"acp-plan-{plan.id}"
-    await wait_for(lambda: bool(session.client.progress_reports.get(token)))
+    await until(lambda: bool(session.client.progress_reports.get(token)))
     session.client.window_work_done_progress_cancel(types.WorkDoneProgressCancelParams(token=token))
     deadline = time.monotonic() + WAIT
     while (plan := await fetched(backend, plan)).state is not PlanState.CANCELLED:
         assert time.monotonic() < deadline, plan
         await asyncio.sleep(0.05)
-    await wait_for(lambda: any("cancelled" in m for m in session.messages()))
+    await until(lambda: any("cancelled" in m for m in session.messages()))
 
 
 @pytest.fixture
@@ -312,12 +313,12 @@ async def test_without_apply_edit_the_backend_applies_but_never_over_unsaved_cha
     plan = await submit(backend, resource)
     buffers.type(root / "a.py", "import os\nx = 1  # unsaved\n")
     await choose(buffers, await plan_action(session, root / "a.py", "Apply plan"))
-    await wait_for(lambda: any("unsaved changes" in m for m in session.messages()))
+    await until(lambda: any("unsaved changes" in m for m in session.messages()))
     assert (root / "a.py").read_text() == SOURCE
     assert await plan_state(backend, plan) is PlanState.COMPLETE
     buffers.type(root / "a.py", SOURCE)  # reverted: the buffer is the file again
     await choose(buffers, await plan_action(session, root / "a.py", "Apply plan"))
-    await wait_for(lambda: any("on disk" in m for m in session.messages()))
+    await until(lambda: any("on disk" in m for m in session.messages()))
     assert buffers.received == []  # nothing was sent to the editor to apply
     assert (root / "a.py").read_text() == "x = 1\n"
     assert await plan_state(backend, plan) is PlanState.APPLIED

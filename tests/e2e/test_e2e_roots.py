@@ -8,16 +8,9 @@ import pytest
 from lsprotocol import types
 
 from acp_client.models import ValidationMode
-from tests.e2e.lsp_harness import (
-    PROFILES_AND_MODES,
-    Backend,
-    Starter,
-    finding,
-    project,
-    result,
-    uri,
-    wait_for,
-)
+from tests.e2e.lsp_harness import PROFILES_AND_MODES, Backend, Starter, project, uri
+from tests.support.factories import finding, result
+from tests.support.waiting import until
 
 REQ = ValidationMode.REQUIRED
 
@@ -34,7 +27,7 @@ async def test_multi_root_with_nested_and_unregistered_folders(
     session = await lsp(profile, [outer, loose], mode=mode)
 
     # One message for the unregistered folder, saying how to register it.
-    await wait_for(lambda: session.messages() != [])
+    await until(lambda: session.messages() != [])
     (message,) = session.messages()
     assert str(loose) in message and f"acp-backend resource add {loose}" in message
 
@@ -47,8 +40,12 @@ async def test_multi_root_with_nested_and_unregistered_folders(
     )
     # The deepest root wins: inner's result lands on inner/i.py; a result
     # from outer naming the same logical path would be outer's own file.
-    backend.publish(result(inner_resource, "ruff", REQ, False, [finding("i.py", 0, 0, "inner")]))
-    backend.publish(result(outer_resource, "ruff", REQ, False, [finding("o.py", 0, 0, "outer")]))
+    backend.publish(
+        result("ruff", REQ, False, [finding("i.py", 0, 0, "inner")], resource=inner_resource)
+    )
+    backend.publish(
+        result("ruff", REQ, False, [finding("o.py", 0, 0, "outer")], resource=outer_resource)
+    )
     (shown,) = await session.wait_diagnostics(inner / "i.py", lambda d: len(d) == 1)
     assert shown.message == "inner"
     (shown,) = await session.wait_diagnostics(outer / "o.py", lambda d: len(d) == 1)
@@ -59,7 +56,9 @@ async def test_multi_root_with_nested_and_unregistered_folders(
     # Registered later (say from a terminal): picked up without a restart.
     loose_resource = await backend.register(loose)
     await session.wait_in_play(loose)
-    backend.publish(result(loose_resource, "ruff", REQ, False, [finding("l.py", 0, 0, "now")]))
+    backend.publish(
+        result("ruff", REQ, False, [finding("l.py", 0, 0, "now")], resource=loose_resource)
+    )
     (shown,) = await session.wait_diagnostics(loose / "l.py", lambda d: len(d) == 1)
     assert shown.message == "now"
     assert len(session.messages()) == 1
@@ -87,7 +86,9 @@ async def test_folder_added_later_is_resolved_and_announced_once(
         )
     )
     await session.wait_in_play(added)
-    backend.publish(result(added_resource, "ruff", REQ, False, [finding("b.py", 0, 0, "late")]))
+    backend.publish(
+        result("ruff", REQ, False, [finding("b.py", 0, 0, "late")], resource=added_resource)
+    )
     await session.wait_diagnostics(added / "b.py", lambda d: len(d) == 1)
     (message,) = session.messages()
     assert str(other) in message and str(added) not in message
@@ -103,7 +104,7 @@ async def test_a_file_outside_every_folder_still_resolves(
     session = await lsp("emacs", [folder])
     session.open(elsewhere / "e.py")
     await session.wait_in_play(elsewhere)
-    backend.publish(result(resource, "ruff", REQ, False, [finding("e.py", 0, 0, "seen")]))
+    backend.publish(result("ruff", REQ, False, [finding("e.py", 0, 0, "seen")], resource=resource))
     await session.wait_diagnostics(elsewhere / "e.py", lambda d: len(d) == 1)
 
 
@@ -117,7 +118,9 @@ async def test_a_file_and_its_sandbox_copy_each_show_their_own_diagnostics(
     session = await lsp("neovim@v0.11", [root])
     session.open(sandbox / "a.py")
     session.open(root / "a.py")
-    backend.publish(result(resource, "ruff", REQ, False, [finding("a.py", 0, 0, "logical")]))
+    backend.publish(
+        result("ruff", REQ, False, [finding("a.py", 0, 0, "logical")], resource=resource)
+    )
     (shown,) = await session.wait_diagnostics(root / "a.py", lambda d: len(d) == 1)
     assert shown.message == "logical"
     # The resource's results describe its own files, not a sandbox's copy.
@@ -133,7 +136,7 @@ async def test_the_unregistered_folder_message_is_true_and_only_where_validation
     service = await backend.register(mono / "svc")
     session = await lsp("visual-studio-code", [mono, plain])
     await session.wait_in_play(mono / "svc")
-    backend.publish(result(service, "ruff", REQ, False, [finding("s.py", 0, 0, "shown")]))
+    backend.publish(result("ruff", REQ, False, [finding("s.py", 0, 0, "shown")], resource=service))
     await session.wait_diagnostics(mono / "svc" / "s.py", lambda d: len(d) == 1)
     # Neither folder declares validations: a log line each, no message to nag with.
     assert session.messages() == []
@@ -153,7 +156,9 @@ async def test_a_removed_folder_loses_its_diagnostics_and_its_updates(
     gone_resource = await backend.register(gone)
     session = await lsp("neovim@v0.7", [kept, gone])
     await session.wait_in_play(gone)
-    backend.publish(result(gone_resource, "ruff", REQ, False, [finding("g.py", 0, 0, "g")]))
+    backend.publish(
+        result("ruff", REQ, False, [finding("g.py", 0, 0, "g")], resource=gone_resource)
+    )
     await session.wait_diagnostics(gone / "g.py", lambda d: len(d) == 1)
     session.client.workspace_did_change_workspace_folders(
         types.DidChangeWorkspaceFoldersParams(
@@ -163,8 +168,12 @@ async def test_a_removed_folder_loses_its_diagnostics_and_its_updates(
         )
     )
     await session.wait_diagnostics(gone / "g.py", lambda d: d == [])
-    backend.publish(result(gone_resource, "ruff", REQ, False, [finding("g.py", 0, 0, "again")]))
-    backend.publish(result(kept_resource, "ruff", REQ, False, [finding("k.py", 0, 0, "k")]))
+    backend.publish(
+        result("ruff", REQ, False, [finding("g.py", 0, 0, "again")], resource=gone_resource)
+    )
+    backend.publish(
+        result("ruff", REQ, False, [finding("k.py", 0, 0, "k")], resource=kept_resource)
+    )
     await session.wait_diagnostics(kept / "k.py", lambda d: len(d) == 1)
     assert await session.diagnostics(gone / "g.py") == []
 
@@ -179,10 +188,12 @@ async def test_a_workspace_opened_through_a_symlink_is_published_under_the_edito
     resource = await backend.register(real)
     session = await lsp(profile, [link / "app"])
     await session.wait_in_play(real)
-    backend.publish(result(resource, "ruff", REQ, False, [finding("a.py", 0, 0, "closed")]))
+    backend.publish(
+        result("ruff", REQ, False, [finding("a.py", 0, 0, "closed")], resource=resource)
+    )
     await session.wait_diagnostics(link / "app" / "a.py", lambda d: len(d) == 1)
     session.open(link / "app" / "a.py")
-    backend.publish(result(resource, "ruff", REQ, True))
+    backend.publish(result("ruff", REQ, True, resource=resource))
     await session.wait_diagnostics(link / "app" / "a.py", lambda d: d == [])
     # Nothing was ever shown under the real path: no phantom to go stale there.
     published_to = {params.uri for _, params in session.published}

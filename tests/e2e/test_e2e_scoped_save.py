@@ -11,7 +11,9 @@ import pytest
 from acp_client.events import ValidationResultEvent
 from acp_client.models import ValidationMode
 from acp_client.operations import ValidationRunResult
-from tests.e2e.lsp_harness import Backend, Starter, finding, project, result, uri, wait_for
+from tests.e2e.lsp_harness import Backend, Starter, project, uri
+from tests.support.factories import finding, result
+from tests.support.waiting import until
 
 TOML = """\
 [[validations]]
@@ -35,12 +37,12 @@ async def test_a_save_sends_only_the_saved_files_diagnostics(
         await backend.facade.dispatch("validation.run", {"resource": root.name})
     )  # the full run: every file
     a, b = uri(root / "a.py"), uri(root / "b.py")
-    await wait_for(lambda: {a, b} <= session.client.diagnostics.keys())
+    await until(lambda: {a, b} <= session.client.diagnostics.keys())
     assert [d.code for d in session.client.diagnostics[b]] == ["F401"]
     sent_before = len(session.published)
 
     session.save(root / "a.py", "import os\n\nprint(os.sep)\n", 2)  # fixed
-    await wait_for(lambda: not session.client.diagnostics[a])
+    await until(lambda: not session.client.diagnostics[a])
     after = [params.uri for _, params in session.published[sent_before:]]
     assert after == [a]  # b.py is not sent again: nothing changed there
     assert [d.code for d in session.client.diagnostics[b]] == ["F401"]
@@ -62,12 +64,16 @@ async def test_a_partial_result_it_cannot_continue_is_caught_up_by_listing(
     session.open(root / "a.py")
     await session.wait_in_play(root)
     req = ValidationMode.REQUIRED
-    backend.publish(result(resource, "lint", req, False, [finding("a.py", 0, 0, "first")]))
+    backend.publish(result("lint", req, False, [finding("a.py", 0, 0, "first")], resource=resource))
     a, b = uri(root / "a.py"), uri(root / "b.py")
-    await wait_for(lambda: [d.message for d in session.client.diagnostics.get(a, ())] == ["first"])
+    await until(lambda: [d.message for d in session.client.diagnostics.get(a, ())] == ["first"])
     # Stored whole: a.py's new finding and b.py's from a result this session never saw.
     whole = result(
-        resource, "lint", req, False, [finding("a.py", 0, 0, "new"), finding("b.py", 0, 0, "b")]
+        "lint",
+        req,
+        False,
+        [finding("a.py", 0, 0, "new"), finding("b.py", 0, 0, "b")],
+        resource=resource,
     )
     backend.facade.context.store.insert_result(whole)
     partial = whole.model_copy(update={"findings": whole.findings[:1]})
@@ -80,4 +86,4 @@ async def test_a_partial_result_it_cannot_continue_is_caught_up_by_listing(
     def messages() -> dict[str, list[str]]:
         return {u: [d.message for d in session.client.diagnostics.get(u, ())] for u in (a, b)}
 
-    await wait_for(lambda: messages() == {a: ["new"], b: ["b"]})
+    await until(lambda: messages() == {a: ["new"], b: ["b"]})

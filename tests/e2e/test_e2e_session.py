@@ -11,17 +11,10 @@ from lsprotocol import types
 from acp_client.events import ValidationCompleted, ValidationStarted
 from acp_client.models import ValidationMode, ValidationSummary
 from acp_client.operations import OPERATIONS, canonical_method
-from tests.e2e.lsp_harness import (
-    Backend,
-    Starter,
-    connected,
-    finding,
-    project,
-    result,
-    uri,
-    wait_for,
-)
+from tests.e2e.lsp_harness import Backend, Starter, connected, project, uri
 from tests.e2e.recording_facade import open_gate, recorded_calls
+from tests.support.factories import finding, result
+from tests.support.waiting import until
 
 REQ = ValidationMode.REQUIRED
 RECORDING = ["--facade", "tests.e2e.recording_facade:create_facade"]
@@ -40,7 +33,7 @@ async def test_invalid_initialization_options_give_one_message_naming_the_field(
     # neovim 0.7 cannot answer workspace/configuration: options are all it has.
     session = await lsp("neovim@v0.7", [root], options={"acp": {"runOn": "sometimes"}})
     # Said at initialized, once the settings model has loaded (ADR 0016).
-    await wait_for(lambda: warnings(session.client.messages) != [])
+    await until(lambda: warnings(session.client.messages) != [])
     (message,) = warnings(session.client.messages)
     assert "acp.runOn" in message and "default" in message
 
@@ -57,15 +50,15 @@ async def test_configuration_errors_and_changes(
         configuration={"acp": {"clearOnEdit": "maybe"}},
     )
     client = session.client
-    await wait_for(lambda: warnings(client.messages) != [])
+    await until(lambda: warnings(client.messages) != [])
     (message,) = warnings(client.messages)
     assert "acp.clearOnEdit" in message and "runOn" not in message
 
     client.set_configuration({"acp": {"clearOnEdit": True}})
     client.workspace_did_change_configuration(types.DidChangeConfigurationParams(settings=None))
-    await wait_for(lambda: any("clearOnEdit=True" in m.message for m in client.log_messages))
+    await until(lambda: any("clearOnEdit=True" in m.message for m in client.log_messages))
     session.open(root / "a.py")
-    backend.publish(result(resource, "ruff", REQ, False, [finding("a.py", 0, 0, "bad")]))
+    backend.publish(result("ruff", REQ, False, [finding("a.py", 0, 0, "bad")], resource=resource))
     await session.wait_diagnostics(root / "a.py", lambda d: len(d) == 1)
     # clearOnEdit is now on: an edit removes the (now stale) diagnostics.
     session.change(root / "a.py", "b\n", 2)
@@ -73,7 +66,7 @@ async def test_configuration_errors_and_changes(
 
     client.set_configuration({"acp": {"debounceMs": "soon"}})
     client.workspace_did_change_configuration(types.DidChangeConfigurationParams(settings=None))
-    await wait_for(lambda: len(warnings(client.messages)) == 2)
+    await until(lambda: len(warnings(client.messages)) == 2)
     assert "acp.debounceMs" in warnings(client.messages)[1]
 
 
@@ -84,7 +77,7 @@ async def test_edits_keep_diagnostics_by_default(
     resource = await backend.register(root)
     session = await lsp("emacs", [root], options={"runOn": "manual"})
     session.open(root / "a.py")
-    backend.publish(result(resource, "ruff", REQ, False, [finding("a.py", 0, 0, "bad")]))
+    backend.publish(result("ruff", REQ, False, [finding("a.py", 0, 0, "bad")], resource=resource))
     await session.wait_diagnostics(root / "a.py", lambda d: len(d) == 1)
     session.change(root / "a.py", "b\n", 2)
     await asyncio.sleep(0.3)
@@ -98,16 +91,16 @@ async def test_runs_show_progress_and_cancelling_it_cancels_the_run(
     resource = await backend.register(root)
     session = await lsp("visual-studio-code", [root], args=RECORDING)
     client = session.client
-    await wait_for(lambda: connected(client))  # runs started before it did are not shown
+    await until(lambda: connected(client))  # runs started before it did are not shown
     backend.publish_event(
         ValidationStarted, run_id="run-p", resource_id=resource.id, validations=("ruff", "todo")
     )
     token = "acp-run-run-p"
-    await wait_for(lambda: len(client.progress_reports.get(token, [])) == 1)
+    await until(lambda: len(client.progress_reports.get(token, [])) == 1)
     (begin,) = client.progress_reports[token]
     assert isinstance(begin, types.WorkDoneProgressBegin) and begin.cancellable
     client.window_work_done_progress_cancel(types.WorkDoneProgressCancelParams(token=token))
-    await wait_for(
+    await until(
         lambda: (
             {"method": "validation.cancel", "params": {"run_id": "run-p"}}
             in recorded_calls(data_dir)
@@ -116,9 +109,7 @@ async def test_runs_show_progress_and_cancelling_it_cancels_the_run(
     backend.publish_event(
         ValidationCompleted, run_id="run-p", resource_id=resource.id, summary=ValidationSummary()
     )
-    await wait_for(
-        lambda: isinstance(client.progress_reports[token][-1], types.WorkDoneProgressEnd)
-    )
+    await until(lambda: isinstance(client.progress_reports[token][-1], types.WorkDoneProgressEnd))
 
 
 async def test_no_progress_when_the_client_has_none_or_it_is_off(
@@ -127,11 +118,11 @@ async def test_no_progress_when_the_client_has_none_or_it_is_off(
     root = project(tmp_path / "app", {"a.py": "a\n"})
     resource = await backend.register(root)
     session = await lsp("emacs", [root], options={"progress": False})
-    await wait_for(lambda: connected(session.client))  # it sees the run start
+    await until(lambda: connected(session.client))  # it sees the run start
     backend.publish_event(
         ValidationStarted, run_id="run-q", resource_id=resource.id, validations=("ruff",)
     )
-    backend.publish(result(resource, "ruff", REQ, False, [finding("a.py", 0, 0, "bad")]))
+    backend.publish(result("ruff", REQ, False, [finding("a.py", 0, 0, "bad")], resource=resource))
     await session.wait_diagnostics(root / "a.py", lambda d: len(d) == 1)
     assert session.client.progress_reports == {}
 
@@ -148,7 +139,7 @@ async def test_the_diagnostics_path_never_mutates(
     client = session.client
     for path in (root / "a.py", root / "b.py", loose / "l.py"):
         session.open(path)
-    backend.publish(result(resource, "ruff", REQ, False, [finding("a.py", 0, 0, "bad")]))
+    backend.publish(result("ruff", REQ, False, [finding("a.py", 0, 0, "bad")], resource=resource))
     await session.wait_diagnostics(root / "a.py", lambda d: len(d) == 1)
     identifier = types.TextDocumentIdentifier(uri(root / "a.py"))
     session.change(root / "a.py", "c\n", 2)
@@ -160,11 +151,11 @@ async def test_the_diagnostics_path_never_mutates(
         ValidationStarted, run_id="run-r", resource_id=resource.id, validations=("ruff",)
     )
     if not session.pull:
-        await wait_for(lambda: "acp-run-run-r" in client.progress_reports)
+        await until(lambda: "acp-run-run-r" in client.progress_reports)
         client.window_work_done_progress_cancel(
             types.WorkDoneProgressCancelParams(token="acp-run-run-r")
         )
-    await wait_for(lambda: "validation.run" in {c["method"] for c in recorded_calls(data_dir)})
+    await until(lambda: "validation.run" in {c["method"] for c in recorded_calls(data_dir)})
     methods = {call["method"] for call in recorded_calls(data_dir)}
     expected = {"resource.resolve", "validation.list_results", "validation.list", "validation.run"}
     assert expected <= methods
@@ -183,7 +174,7 @@ async def test_run_on_save_asks_for_the_saved_file(
         types.DidSaveTextDocumentParams(types.TextDocumentIdentifier(uri(root / "a.py")))
     )
     expected = {"method": "validation.run", "params": {"resource": resource.id, "paths": ["a.py"]}}
-    await wait_for(lambda: expected in recorded_calls(data_dir))
+    await until(lambda: expected in recorded_calls(data_dir))
 
 
 async def test_run_on_change_is_debounced_into_one_run(
@@ -201,7 +192,7 @@ async def test_run_on_change_is_debounced_into_one_run(
         await asyncio.sleep(0.02)
     session.change(root / "b.py", "b2\n", 2)
     runs = lambda: [c for c in recorded_calls(data_dir) if c["method"] == "validation.run"]  # noqa: E731
-    await wait_for(lambda: len(runs()) >= 1)
+    await until(lambda: len(runs()) >= 1)
     await asyncio.sleep(0.4)
     (run,) = runs()
     assert run["params"] == {"resource": resource.id, "paths": ["a.py", "b.py"]}
@@ -235,7 +226,7 @@ async def test_saves_and_edits_before_the_backend_connects_run_once_it_has(
     def runs() -> list[dict[str, object]]:
         return [c["params"] for c in recorded_calls(data_dir) if c["method"] == "validation.run"]
 
-    await wait_for(lambda: len(runs()) >= 2)
+    await until(lambda: len(runs()) >= 2)
     await asyncio.sleep(0.3)  # and no other (a debounced run would come after 100 ms)
     assert len(runs()) == 2
     assert {run["resource"]: run["paths"] for run in runs()} == {

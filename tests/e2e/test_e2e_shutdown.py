@@ -13,15 +13,8 @@ from pygls.protocol import default_converter
 from pytest_lsp import LanguageClient
 from pytest_lsp.client import DEFAULT_CLIENT_FEATURES, register_lsp_features
 
-from tests.e2e.lsp_harness import (
-    REPO,
-    Backend,
-    capabilities_for,
-    connected,
-    project,
-    uri,
-    wait_for,
-)
+from tests.e2e.lsp_harness import REPO, Backend, capabilities_for, connected, project, uri
+from tests.support.waiting import until
 
 # A validation still running at shutdown whose straggler (out of its process
 # group, so not killed with it) holds its output open for a few seconds: the
@@ -82,7 +75,7 @@ async def test_shutdown_mid_run_is_clean(
     client.text_document_did_open(
         types.DidOpenTextDocumentParams(types.TextDocumentItem(document.uri, "python", 1, "a\n"))
     )
-    await wait_for(lambda: connected(client))
+    await until(lambda: connected(client))
     client.text_document_did_save(types.DidSaveTextDocumentParams(document))
     await asyncio.wait_for(asked.wait(), 10)  # the run started; its progress is being created
 
@@ -93,7 +86,7 @@ async def test_shutdown_mid_run_is_clean(
     if not quitting:
         assert await asyncio.wait_for(shutdown, 10) is None
         client.exit(None)
-    await wait_for(lambda: client.returncode is not None)
+    await until(lambda: client.returncode is not None)
     await client.stop()
 
     log = log_file.read_text(encoding="utf-8")

@@ -20,12 +20,11 @@ from tests.e2e.lsp_harness import (
     Session,
     Starter,
     connected,
-    finding,
-    result,
     uri,
-    wait_for,
 )
-from tests.unit.plans.plan_helpers import settled
+from tests.support.factories import finding, result
+from tests.support.plans import settled
+from tests.support.waiting import until
 
 DEMO = REPO / "examples" / "demo"
 
@@ -63,12 +62,12 @@ async def test_ruff_found_by_a_partial_name_on_its_declaration_line(
     resource = await backend.register(demo)
     backend.publish(
         result(
-            resource,
             "ruff",
             ValidationMode.REQUIRED,
             False,
             [finding("greetings.py", 4, 0, "Undefined name `nmae`")],
             declared_at=Location(path="acp.toml", line=declaration_line(demo, "ruff"), character=0),
+            resource=resource,
         )
     )
     session = await lsp(profile, [demo], mode=mode)
@@ -99,7 +98,7 @@ async def test_a_new_result_shows_in_the_next_query(
     await session.wait_in_play(demo)
     (todos,) = await symbols(session, "todos")
     assert todos.container_name == "demo · informational · not run yet"
-    backend.publish(result(resource, "todos", ValidationMode.INFORMATIONAL, True))
+    backend.publish(result("todos", ValidationMode.INFORMATIONAL, True, resource=resource))
 
     async def detail() -> str | None:
         return (await symbols(session, "todos"))[0].container_name
@@ -114,7 +113,7 @@ async def test_the_backend_down_answers_an_empty_list_quickly(
 ) -> None:
     await backend.register(demo)
     session = await lsp("visual-studio-code", [demo], mode="server")
-    await wait_for(lambda: connected(session.client))
+    await until(lambda: connected(session.client))
     await session.wait_in_play(demo)
     server_process.kill()
     started = time.monotonic()

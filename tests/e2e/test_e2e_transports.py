@@ -12,7 +12,7 @@ import pytest
 import pytest_asyncio
 from websockets.asyncio.client import connect as ws_connect
 
-from tests.e2e.lsp_harness import free_port
+from tests.support.servers import free_port
 
 INITIALIZE = {
     "jsonrpc": "2.0",

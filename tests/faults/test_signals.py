@@ -15,28 +15,21 @@ import os
 import signal
 import subprocess
 import sys
-import time
 import urllib.request
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from acp_client.paths import path_to_uri
-from tests.unit.validation.validation_helpers import running_in_group
+from tests.support.validation import running_in_group
+from tests.support.waiting import wait_until
 
 PYTHON = sys.executable
 BACKEND = (PYTHON, "-m", "acp_backend.cli")
 LSP = (PYTHON, "-m", "lsp_server")
 HANGING = 'echo $$ >> "{pids}"; sleep 30 & sleep 30; wait'
 SIGNALS = [signal.SIGTERM, signal.SIGHUP]
-
-
-def wait_for(condition: Callable[[], bool], seconds: float = 20.0) -> None:
-    deadline = time.monotonic() + seconds
-    while not condition():
-        assert time.monotonic() < deadline, "timed out waiting"
-        time.sleep(0.05)
 
 
 class Setup:
@@ -87,7 +80,7 @@ def setup(tmp_path: Path) -> Iterator[Setup]:
 
 def ends_cleanly(setup: Setup, process: subprocess.Popen[bytes], signum: int) -> None:
     """Signal ``process`` mid-run; it exits soon, and no validator survives."""
-    wait_for(setup.validator_running)
+    wait_until(setup.validator_running, 20)
     process.send_signal(signum)
     try:
         process.wait(timeout=15)
@@ -95,7 +88,7 @@ def ends_cleanly(setup: Setup, process: subprocess.Popen[bytes], signum: int) ->
         process.kill()
         process.wait()
         raise AssertionError("the command did not end on the signal") from None
-    wait_for(lambda: setup.survivors() == [], seconds=5)
+    wait_until(lambda: setup.survivors() == [], seconds=5)
 
 
 @pytest.mark.parametrize("signum", SIGNALS)
@@ -157,7 +150,7 @@ def test_language_server_on_stdio(setup: Setup, signum: int) -> None:
 def start_run_on(backend_file: Path) -> None:
     """``validation.run`` straight to the server (discovery's short health
     budget could fall back to an in-process backend on a loaded machine)."""
-    wait_for(backend_file.exists)
+    wait_until(backend_file.exists, 20)
     info = json.loads(backend_file.read_text(encoding="utf-8"))
     request = urllib.request.Request(
         f"http://127.0.0.1:{info['port']}/acp/v1",

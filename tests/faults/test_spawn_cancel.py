@@ -25,7 +25,8 @@ from acp_backend.validation.runner import run_command
 from acp_client.events import ValidationCompleted, ValidationResultEvent
 from acp_client.models import ResultOutcome, ValidationResult
 from acp_client.operations import ValidationRunResult
-from tests.unit.validation.validation_helpers import group_ends, running_in_group, until
+from tests.support.validation import group_ends, running_in_group
+from tests.support.waiting import until
 
 # Forks a long sleeper and waits on it, unless the file ``quick`` exists.
 FORKING = 'echo $$ >> "{pids}"; [ -e "{quick}" ] && exit 0; sleep 30 & sleep 30; wait'

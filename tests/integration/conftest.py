@@ -7,7 +7,6 @@ import asyncio
 import contextlib
 import secrets
 import shutil
-import socket
 import subprocess
 import threading
 import time
@@ -287,10 +286,3 @@ def tls_files(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
         capture_output=True,
     )  # fmt: skip
     return cert, key
-
-
-def free_port() -> int:
-    """A port nothing listens on (bound, then released)."""
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])

@@ -13,13 +13,14 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import LiveServer, free_port, http_response
+from conftest import LiveServer, http_response
 
 from acp_client.client import AcpClient
 from acp_client.connect import connect
 from acp_client.discovery import BACKEND_FILE, read_backend_file
 from acp_client.transport.http import HttpTransport
 from acp_client.transport.inprocess import InProcessTransport
+from tests.support.servers import free_port
 
 # Discovery's own budget is 300 ms; the rest is slack for a loaded machine.
 FALLBACK_BUDGET = 3.0

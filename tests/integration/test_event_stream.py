@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
@@ -18,6 +18,7 @@ from acp_client.events import Event, ResourceChanged, StreamReset
 from acp_client.transport.http import HttpTransport
 from acp_client.transport.inprocess import InProcessTransport
 from acp_client.transport.sse import SseSubscription, StreamPolicy
+from tests.support.waiting import until
 
 WAIT = 20.0  # generous: a loaded 2-core machine
 FAST = StreamPolicy(backoff_initial=0.05, backoff_max=0.2, max_attempts=None)
@@ -39,20 +40,13 @@ class Collector:
             self.error = exc
 
     async def wait_for(self, count: int) -> list[Any]:
-        await until(lambda: len(self.items) >= count or self.error is not None)
+        await until(lambda: len(self.items) >= count or self.error is not None, WAIT)
         assert self.error is None, self.error
         return self.items
 
     async def aclose(self) -> None:
         self._task.cancel()
         await asyncio.gather(self._task, return_exceptions=True)
-
-
-async def until(condition: Callable[[], bool]) -> None:
-    deadline = time.monotonic() + WAIT
-    while not condition():
-        assert time.monotonic() < deadline, "timed out waiting"
-        await asyncio.sleep(0.02)
 
 
 def ids(items: list[Event | dict[str, Any]]) -> list[int]:
@@ -179,7 +173,7 @@ async def test_a_stream_gives_up_after_the_configured_attempts(
     await register(writer, tmp_path, "a")
     await collector.wait_for(1)  # a connection that delivers is healthy: it does not count
     live_server.stop()
-    await until(lambda: collector.error is not None)
+    await until(lambda: collector.error is not None, WAIT)
     assert isinstance(collector.error, StreamDropped)
     assert "after 3 attempts" in str(collector.error)
     assert subscription.connections == 4  # the healthy one, then three failed
@@ -220,7 +214,7 @@ async def test_events_a_server_replays_are_delivered_once(canned: Any) -> None:
     reader = HttpTransport(peer.url, token="t", stream_policy=policy)
     subscription = SseSubscription(reader._http, peer.url, "peer", policy, after=None)
     collector = Collector(aiter(subscription))
-    await until(lambda: collector.error is not None)
+    await until(lambda: collector.error is not None, WAIT)
     assert isinstance(collector.error, StreamDropped)
     assert ids(collector.items) == [1, 2, 3]
     assert subscription.connections == 4  # one that delivered, three that did not
@@ -244,10 +238,10 @@ async def test_a_stream_without_a_position_gives_up_at_its_first_loss(
     reader = HttpTransport(proxy.url, token=live_server.token, stream_policy=FAST)
     subscription = reader.subscription(after=None)
     collector = Collector(aiter(subscription))
-    await until(lambda: proxy.links)
+    await until(lambda: proxy.links, WAIT)
     proxy.kill()
     await register(writer, tmp_path, "missed")  # resuming "from now" would skip this
-    await until(lambda: collector.error is not None)
+    await until(lambda: collector.error is not None, WAIT)
     assert isinstance(collector.error, StreamDropped)
     assert "no position to resume from" in str(collector.error)
     assert subscription.connections == 1

@@ -13,13 +13,13 @@ import os
 import signal
 import subprocess
 import sys
-import time
 from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
 
 from acp_backend.facade import BackendFacade, create_facade
+from tests.support.waiting import wait_until
 
 ROOT = Path(__file__).resolve().parents[2]
 FREEZER = Path(__file__).with_name("plan_apply_freezer.py")
@@ -113,10 +113,9 @@ def kill_during_fix(project: Path, data_dir: Path) -> None:
     process = subprocess.Popen((*args, "plan", "propose", "project", "slow"), env=env)
     try:
         sandboxes = data_dir / "sandboxes"
-        deadline = time.monotonic() + 30
-        while not (sandboxes.is_dir() and any(sandboxes.iterdir())):
-            assert time.monotonic() < deadline, "the fix never started"
-            time.sleep(0.05)
+        wait_until(
+            lambda: sandboxes.is_dir() and any(sandboxes.iterdir()), 30, "the fix never started"
+        )
     finally:
         process.send_signal(signal.SIGKILL)
         process.wait(timeout=10)

@@ -21,7 +21,7 @@ from acp_backend.validation.validator import RunTarget, run_validation
 from acp_client.models import Finding, ResultOutcome, SeverityHint, ValidationResult
 from acp_client.paths import path_to_uri
 from lsp_server.positions import column
-from tests.unit.validation.validation_helpers import FIXTURES
+from tests.support.validation import FIXTURES
 
 PROJECT = FIXTURES / "project"
 # Preset -> extra fields: where the tool must run from.
@@ -81,7 +81,8 @@ def place(root: Path, finding: Finding) -> tuple[str, int, int, int]:
     )
 
 
-def finding(result: ValidationResult, code: str | None, path: str, line: int) -> Finding:
+def find(result: ValidationResult, code: str | None, path: str, line: int) -> Finding:
+    """The one finding of ``result`` with ``code`` on ``line`` of ``path``."""
     found = [
         f
         for f in result.findings
@@ -105,8 +106,8 @@ UNDEFINED = ("undefined_name", (18, 19, 25))
 
 def test_ruff_sarif_in_code_points(results: dict[str, ValidationResult], project: Path) -> None:
     ruff = results["ruff"]
-    starts(project, finding(ruff, "F821", "py/sample.py", 13), *UNDEFINED)
-    unused = finding(ruff, "F401", "py/sample.py", 0)
+    starts(project, find(ruff, "F821", "py/sample.py", 13), *UNDEFINED)
+    unused = find(ruff, "F401", "py/sample.py", 0)
     assert unused.help_uri and unused.help_uri.startswith("https://")
     (fix,) = unused.fixes  # ruff's own fix, in the contract's terms
     (edit,) = fix.edits
@@ -117,8 +118,8 @@ def test_mypy_with_the_classic_parser_in_bytes(
     results: dict[str, ValidationResult], project: Path
 ) -> None:
     mypy = results["mypy"]
-    starts(project, finding(mypy, "name-defined", "py/sample.py", 13), *UNDEFINED)
-    assignment = finding(mypy, "assignment", "py/sample.py", 8)
+    starts(project, find(mypy, "name-defined", "py/sample.py", 13), *UNDEFINED)
+    assignment = find(mypy, "assignment", "py/sample.py", 8)
     starts(project, assignment, '"😀中文" + "x"', (10, 10, 10))
     at = assignment.location  # mypy's end is inclusive, in bytes: one past '"x"'
     assert at is not None and (at.end_line, at.end_character) == (8, 21)
@@ -126,14 +127,14 @@ def test_mypy_with_the_classic_parser_in_bytes(
 
 def test_flake8_mixes_units_per_code(results: dict[str, ValidationResult], project: Path) -> None:
     flake8 = results["flake8"]
-    starts(project, finding(flake8, "F821", "py/sample.py", 13), *UNDEFINED)  # pyflakes: bytes
-    starts(project, finding(flake8, "E702", "py/sample.py", 13), ";", (10, 11, 17))  # code points
+    starts(project, find(flake8, "F821", "py/sample.py", 13), *UNDEFINED)  # pyflakes: bytes
+    starts(project, find(flake8, "E702", "py/sample.py", 13), ";", (10, 11, 17))  # code points
 
 
 def test_pyright_json_zero_based_utf16(results: dict[str, ValidationResult], project: Path) -> None:
     pyright = results["pyright"]
-    starts(project, finding(pyright, "reportUndefinedVariable", "py/sample.py", 13), *UNDEFINED)
-    assignment = finding(pyright, "reportAssignmentType", "py/sample.py", 8)
+    starts(project, find(pyright, "reportUndefinedVariable", "py/sample.py", 13), *UNDEFINED)
+    assignment = find(pyright, "reportAssignmentType", "py/sample.py", 8)
     at = assignment.location
     assert at is not None and at.end_character == 21  # after '"😀中文" + "x"'
 
@@ -145,14 +146,14 @@ def test_bandit_sarif_in_bytes_and_its_skipped_file_is_an_error(
     # bandit exits 0 after skipping a file it cannot parse: only SARIF says so.
     assert bandit.outcome is ResultOutcome.ERROR and not bandit.passed
     assert "broken/broken.py:1: syntax error while parsing AST" in bandit.message
-    starts(project, finding(bandit, "B307", "py/sample.py", 4), *EVAL)  # findings still kept
+    starts(project, find(bandit, "B307", "py/sample.py", 4), *EVAL)  # findings still kept
 
 
 def test_semgrep_sarif_in_bytes_with_placeholders_rendered(
     results: dict[str, ValidationResult], project: Path
 ) -> None:
     semgrep = results["semgrep"]
-    found = finding(semgrep, "no-eval", "py/sample.py", 4)
+    found = find(semgrep, "no-eval", "py/sample.py", 4)
     starts(project, found, *EVAL)
     assert found.message == "eval of untrusted input"  # "[untrusted](1)" rendered
 
@@ -161,7 +162,7 @@ def test_eslint_json_utf16_and_parse_errors(
     results: dict[str, ValidationResult], project: Path
 ) -> None:
     eslint = results["eslint"]
-    starts(project, finding(eslint, "no-unused-vars", "web/app.js", 0), "unused", (27, 28, 34))
+    starts(project, find(eslint, "no-unused-vars", "web/app.js", 0), "unused", (27, 28, 34))
     (parse_error,) = [f for f in eslint.findings if f.code is None]
     assert parse_error.message.startswith("Parsing error")
     assert parse_error.severity is SeverityHint.ERROR and not eslint.passed
@@ -171,8 +172,8 @@ def test_tsc_utf16_and_multi_line_messages(
     results: dict[str, ValidationResult], project: Path
 ) -> None:
     tsc = results["tsc"]
-    starts(project, finding(tsc, "TS2322", "ts/main.ts", 0), "n: number", (35, 36, 42))
-    chained = finding(tsc, "TS2322", "ts/main.ts", 1)
+    starts(project, find(tsc, "TS2322", "ts/main.ts", 0), "n: number", (35, 36, 42))
+    chained = find(tsc, "TS2322", "ts/main.ts", 1)
     assert chained.message.splitlines() == [
         "Type '(x: string) => void' is not assignable to type '(x: number) => void'.",
         "Types of parameters 'x' and 'x' are incompatible.",
@@ -182,22 +183,22 @@ def test_tsc_utf16_and_multi_line_messages(
 
 def test_shellcheck_gcc_format(results: dict[str, ValidationResult], project: Path) -> None:
     shellcheck = results["shellcheck"]
-    starts(project, finding(shellcheck, "SC2154", "sh/run.sh", 1), "$foo", (12, 13, 19))
-    assert finding(shellcheck, "SC2086", "sh/run.sh", 1).severity is SeverityHint.INFO
+    starts(project, find(shellcheck, "SC2154", "sh/run.sh", 1), "$foo", (12, 13, 19))
+    assert find(shellcheck, "SC2086", "sh/run.sh", 1).severity is SeverityHint.INFO
 
 
 def test_yamllint_parsable(results: dict[str, ValidationResult], project: Path) -> None:
-    trailing = finding(results["yamllint"], "trailing-spaces", "conf/app.yaml", 1)
+    trailing = find(results["yamllint"], "trailing-spaces", "conf/app.yaml", 1)
     starts(project, trailing, "  ", (11, 12, 18))
 
 
 def test_hadolint_json(results: dict[str, ValidationResult], project: Path) -> None:
-    latest = finding(results["hadolint"], "DL3007", "Dockerfile", 1)
+    latest = find(results["hadolint"], "DL3007", "Dockerfile", 1)
     starts(project, latest, "FROM debian:latest", (0, 0, 0))
 
 
 def test_markdownlint_json_on_stderr(results: dict[str, ValidationResult], project: Path) -> None:
-    tab = finding(results["markdownlint"], "MD010", "docs/readme.md", 2)
+    tab = find(results["markdownlint"], "MD010", "docs/readme.md", 2)
     starts(project, tab, "\ttab", (13, 14, 20))
 
 
@@ -257,17 +258,17 @@ def test_a_merged_sarif_log_reads_each_run_in_its_own_unit(project: Path) -> Non
     assert "web/broken.js:1: Parsing error: Unexpected token =" in result.message.replace(
         path_to_uri(str(project)) + "/", ""
     )
-    starts(project, finding(result, "F821", "py/sample.py", 13), *UNDEFINED)
-    starts(project, finding(result, "B307", "py/sample.py", 4), *EVAL)
-    starts(project, finding(result, "no-unused-vars", "web/app.js", 0), "unused", (27, 28, 34))
+    starts(project, find(result, "F821", "py/sample.py", 13), *UNDEFINED)
+    starts(project, find(result, "B307", "py/sample.py", 4), *EVAL)
+    starts(project, find(result, "no-unused-vars", "web/app.js", 0), "unused", (27, 28, 34))
     # A per-tool unit applies to that run only.
     (wrong,) = parse_config(
         '[[validations]]\nname = "m"\nmode = "required"\nformat = "sarif"\n'
         'command = ["cat", "../merged.sarif"]\ncwd = "py"\ncolumns = { bandit = "code-points" }\n'
     )
     result = asyncio.run(run_validation(wrong, RunTarget("r", project, "run")))
-    assert not place(project, finding(result, "B307", "py/sample.py", 4))[0].startswith("eval")
-    starts(project, finding(result, "F821", "py/sample.py", 13), *UNDEFINED)
+    assert not place(project, find(result, "B307", "py/sample.py", 4))[0].startswith("eval")
+    starts(project, find(result, "F821", "py/sample.py", 13), *UNDEFINED)
 
 
 def test_a_preset_whose_tool_is_missing_says_how_to_install_it(tmp_path: Path) -> None:

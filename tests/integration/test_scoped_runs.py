@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from conftest import LiveServer
 
 from acp_backend.facade import BackendFacade, create_facade
 from acp_client.client import AcpClient
@@ -19,7 +20,6 @@ from acp_client.errors import AlreadyExists
 from acp_client.events import ValidationCompleted, ValidationResultEvent
 from acp_client.models import ValidationResult
 from acp_client.operations import ValidationRunResult
-from tests.integration.conftest import LiveServer
 
 # ruff through a wrapper that records the files it was given, one run a line.
 TOML = """\

@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import LiveServer, free_port, http_response
+from conftest import LiveServer, http_response
 
 from acp_client.client import AcpClient
 from acp_client.connect import connect
@@ -26,6 +26,7 @@ from acp_client.errors import (
 from acp_client.events import ResourceChanged
 from acp_client.transport.http import HttpTransport
 from acp_client.transport.inprocess import InProcessTransport
+from tests.support.servers import free_port
 
 
 def projects(root: Path, *names: str) -> list[Path]:

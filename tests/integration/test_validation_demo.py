@@ -24,7 +24,7 @@ import pytest
 from httpx_sse import aconnect_sse
 
 from acp_client.discovery import BackendInfo, read_backend_file
-from tests.unit.validation.validation_helpers import until
+from tests.support.waiting import until
 
 ROOT = Path(__file__).resolve().parents[2]
 DEMO = ROOT / "examples" / "demo"

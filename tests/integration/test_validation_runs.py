@@ -23,13 +23,8 @@ from acp_client.operations import (
     ValidationListResultsResult,
     ValidationRunResult,
 )
-from tests.unit.validation.validation_helpers import (
-    HANGING_VALIDATOR,
-    group_ends,
-    read_pids,
-    running_in_group,
-    until,
-)
+from tests.support.validation import HANGING_VALIDATOR, group_ends, read_pids, running_in_group
+from tests.support.waiting import until
 
 PYTHON = sys.executable
 
@@ -166,7 +161,7 @@ async def hanging_run(facade: BackendFacade, project: Path, **settings: str) -> 
     script = f"import runpy, sys; sys.argv = ['hang', {str(pids)!r}]; runpy.run_path('hang.py')"
     await declare(facade, project, validator("hang", "required", script, **settings))
     run = await start(facade)
-    await until(pids.exists)
+    await until(pids.exists, 30)
     leader, child = read_pids(pids)
     assert set(running_in_group(leader)) == {leader, child}
     return run, leader

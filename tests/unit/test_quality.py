@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import ast
+import functools
+import os
 import shutil
 import subprocess
 import sys
@@ -11,6 +14,9 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
 BIN = Path(sys.executable).parent
+TESTS = ROOT / "tests"
+TIERS = ("unit", "integration", "e2e", "faults", "conformance", "editors")
+SHARED = "support"  # tests/support: what more than one tier uses
 
 
 def run(tool: str, *args: str) -> subprocess.CompletedProcess[str]:
@@ -66,3 +72,82 @@ def test_no_file_keeps_a_merge_conflict_marker() -> None:
         )
     ]
     assert marked == []
+
+
+def python_files(folder: Path) -> list[Path]:
+    """The modules under ``folder``, leaving out node packages (code-server's own)."""
+    found = []
+    for here, dirs, files in os.walk(folder):
+        dirs[:] = [d for d in dirs if d != "node_modules" and not d.startswith((".", "_"))]
+        found += [Path(here, name) for name in files if name.endswith(".py")]
+    return sorted(found)
+
+
+@functools.cache
+def modules_by_folder() -> dict[str, list[str]]:
+    """Every module of the tiers and tests/support, dotted, by its bare name."""
+    by_name: dict[str, list[str]] = {}
+    for folder in (*TIERS, SHARED):
+        for path in python_files(TESTS / folder):
+            dotted = ".".join(path.relative_to(ROOT).with_suffix("").parts)
+            by_name.setdefault(path.stem, []).append(dotted)
+    return by_name
+
+
+def imported_test_modules(path: Path) -> set[str]:
+    """The modules of tests/ that ``path`` imports (anywhere in it), dotted from
+    the repository root. A bare name (pytest puts each test's own directory on
+    sys.path) counts when no module of that name sits beside ``path`` but one
+    does elsewhere under tests/: it resolves only by the accident of another
+    directory being on sys.path."""
+    tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+    names: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            names.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.level:  # only tests/support is a package
+            package = path.parent.relative_to(ROOT).parts
+            base = package[: len(package) - node.level + 1]
+            names.add(".".join((*base, node.module) if node.module else base))
+        elif isinstance(node, ast.ImportFrom) and node.module:
+            names.add(node.module)
+    found: set[str] = set()
+    for name in names:
+        first = name.split(".")[0]
+        if first == "tests":
+            found.add(name)
+        elif not (path.parent / f"{first}.py").exists():
+            found.update(modules_by_folder().get(first, ()))
+    return found
+
+
+def tier_of(module: str) -> str:
+    """``unit`` for ``tests.unit.lsp.x``; a module directly in tests/ is its own."""
+    return module.split(".")[1] if module.count(".") else module
+
+
+def test_every_test_directory_is_a_tier_or_shared() -> None:
+    folders = {d.name for d in TESTS.iterdir() if d.is_dir() and not d.name.startswith((".", "_"))}
+    assert folders - {*TIERS, SHARED, "fixtures"} == set()
+
+
+@pytest.mark.parametrize("tier", [*TIERS, SHARED])
+def test_no_tier_imports_another(tier: str) -> None:
+    """A tier imports only its own modules and tests/support (conftest
+    fixtures come by name, not by import); tests/support imports no tier."""
+    allowed = {tier, SHARED}
+    offenders = {
+        str(path.relative_to(ROOT)): sorted(
+            m for m in imported_test_modules(path) if tier_of(m) not in allowed
+        )
+        for path in python_files(TESTS / tier)
+    }
+    assert {k: v for k, v in offenders.items() if v} == {}
+
+
+def test_the_tier_checker_sees_imports_inside_functions_and_bare_names(tmp_path: Path) -> None:
+    module = tmp_path / "bad.py"
+    module.write_text(
+        "def f():\n    from tests.e2e.lsp_harness import uri\n    import lsp_harness\n"
+    )
+    assert imported_test_modules(module) == {"tests.e2e.lsp_harness"}

@@ -15,7 +15,6 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections import OrderedDict
-from typing import TYPE_CHECKING
 
 from lsprotocol import types
 
@@ -23,14 +22,13 @@ from acp_client.client import AcpClient
 from acp_client.events import STALE_AFTER, Event
 from acp_client.models import ContextInfo
 from acp_client.operations import MAX_INSPECT_TEXT
-from lsp_server.calls import SharedCalls
+from lsp_server.calls import BackendCalls, SharedCalls
+from lsp_server.editor import Editor
 from lsp_server.features import Feature
 from lsp_server.features.hover.render import at_character, render
-from lsp_server.positions import code_points, split_lines
+from lsp_server.positions import code_points
 from lsp_server.roots import Placement, file_path
-
-if TYPE_CHECKING:
-    from lsp_server.server import AcpLanguageServer
+from lsp_server.snapshot import Snapshot
 
 log = logging.getLogger(__name__)
 
@@ -42,29 +40,24 @@ LineKey = tuple[str, int, int, int]  # uri, version, line, generation
 
 
 class Hover(Feature):
-    def __init__(self, session: AcpLanguageServer) -> None:
-        super().__init__(session)
+    def __init__(self, editor: Editor, calls: BackendCalls) -> None:
+        super().__init__(editor, calls)
         self._lines: OrderedDict[LineKey, ContextInfo] = OrderedDict()
         self._calls: SharedCalls[LineKey, ContextInfo | None] = SharedCalls()
         # Bumped whenever what the backend knows may have changed: answers
         # (and calls) of an older generation are never reused.
         self._generation = 0
 
-    async def hover(self, params: types.HoverParams) -> types.Hover | None:
-        uri, position = params.text_document.uri, params.position
-        client = self.session.link.client
-        if client is None:
+    async def hover(self, snapshot: Snapshot, position: types.Position) -> types.Hover | None:
+        client, document = snapshot.backend, snapshot.document
+        if client is None or document is None or snapshot.placement is None:
             return None
-        placement = await self.session.placement(uri)
-        if placement is None:
-            return None
-        document = self.session.workspace.get_text_document(uri)
-        key = (uri, document.version or 0, position.line, self._generation)
+        key = (document.uri, document.version or 0, position.line, self._generation)
         info = self._lines.get(key)
         if info is None:
             try:
                 info = await asyncio.wait_for(
-                    self._calls.run(key, lambda: self._inspect(client, key, document.source)),
+                    self._calls.run(key, lambda: self._inspect(client, key, document.text)),
                     TIMEOUT,
                 )
             except TimeoutError:
@@ -74,11 +67,11 @@ class Hover(Feature):
                 return None
         else:
             self._lines.move_to_end(key)
-        lines = split_lines(document.source)
+        lines = document.lines
         text = lines[position.line] if position.line < len(lines) else ""
-        character = code_points(text, position.character, self.session.encoding)
+        character = code_points(text, position.character, snapshot.encoding)
         content = render(
-            at_character(info, position.line, character), self.session.support.hover_markdown
+            at_character(info, position.line, character), snapshot.support.hover_markdown
         )
         return None if content is None else types.Hover(contents=content)
 
@@ -88,7 +81,7 @@ class Hover(Feature):
             return None
         # The editor's text, so an unsaved buffer is what gets summarised.
         text = source if len(source) <= MAX_INSPECT_TEXT else None
-        info = await self.session.guarded(client.context_inspect(path, key[2], text=text))
+        info = await self.calls.guarded(client.context_inspect(path, key[2], text=text))
         if info is not None and key[3] == self._generation:
             self._lines[key] = info
             if len(self._lines) > CACHE_LINES:
@@ -97,7 +90,7 @@ class Hover(Feature):
 
     # --- what invalidates answers ------------------------------------------
 
-    async def on_event(self, client: AcpClient, event: Event) -> None:
+    def event(self, event: Event, snapshot: Snapshot) -> None:
         if isinstance(event, STALE_AFTER):
             self._forget()
 

@@ -13,8 +13,6 @@ from __future__ import annotations
 
 import logging
 import posixpath
-from collections.abc import Mapping
-from typing import TYPE_CHECKING
 
 import attrs
 from lsprotocol import types
@@ -22,24 +20,20 @@ from lsprotocol import types
 from acp_client.client import AcpClient
 from acp_client.errors import RemoteError, ServerFault
 from acp_client.events import STALE_AFTER, Event
-from acp_client.models import Resource
-from acp_client.paths import path_to_uri
-from lsp_server.calls import SharedCalls
+from acp_client.models import OPEN_PLAN_STATES, Resource
+from acp_client.paths import CONFIG_FILE, path_to_uri
+from lsp_server.calls import BackendCalls, SharedCalls
+from lsp_server.editor import Editor
 from lsp_server.features import Feature
 from lsp_server.features.symbols.fuzzy import NameIndex
 from lsp_server.features.symbols.index import (
-    DECLARATION_FILE,
     Symbol,
     first_change,
-    is_active,
     line_location,
     plan_symbol,
     resource_symbols,
 )
-from lsp_server.roots import Placement
-
-if TYPE_CHECKING:
-    from lsp_server.server import AcpLanguageServer
+from lsp_server.snapshot import Snapshot
 
 log = logging.getLogger(__name__)
 
@@ -48,37 +42,40 @@ LIMIT = 250
 
 
 class Symbols(Feature):
-    def __init__(self, session: AcpLanguageServer) -> None:
-        super().__init__(session)
+    def __init__(self, editor: Editor, calls: BackendCalls) -> None:
+        super().__init__(editor, calls)
         self._symbols: tuple[list[Symbol], NameIndex] | None = None
         self._generation = 0
         self._listings: SharedCalls[int, tuple[list[Symbol], NameIndex]] = SharedCalls()
 
-    async def query(self, query: str) -> list[types.WorkspaceSymbol]:
+    async def query(self, snapshot: Snapshot, query: str) -> list[types.WorkspaceSymbol]:
         listed = self._symbols
-        client = self.session.link.client
+        client = snapshot.backend
         if listed is None:
             if client is None:
                 return []
             generation = self._generation
-            listed = await self.session.guarded(
-                self._listings.run(generation, lambda: self._list(client, generation))
+            listed = await self.calls.guarded(
+                self._listings.run(generation, lambda: self._list(snapshot, client, generation))
             )
             if listed is None:
                 return []
         symbols, names = listed
         return [symbols[index].to_lsp() for index in names.best(query, LIMIT)]
 
-    async def _list(self, client: AcpClient, generation: int) -> tuple[list[Symbol], NameIndex]:
+    async def _list(
+        self, snapshot: Snapshot, client: AcpClient, generation: int
+    ) -> tuple[list[Symbol], NameIndex]:
         symbols: list[Symbol] = []
-        for resource in list(self.session.roots.resources.values()):
-            symbols += await self._of(client, resource)
+        lazy = "location.range" in snapshot.support.symbol_resolve
+        for resource in snapshot.resources:
+            symbols += await self._of(client, resource, lazy)
         listed = symbols, NameIndex([symbol.name for symbol in symbols])
         if generation == self._generation:
             self._symbols = listed
         return listed
 
-    async def _of(self, client: AcpClient, resource: Resource) -> list[Symbol]:
+    async def _of(self, client: AcpClient, resource: Resource, lazy: bool) -> list[Symbol]:
         try:
             listed = await client.validation_list(resource.id)
             results = await client.latest_results(resource.id)
@@ -87,17 +84,16 @@ class Symbols(Feature):
             return resource_symbols(resource, (), {})
         latest = {result.validation: result for result in results}
         return resource_symbols(resource, listed.validations, latest) + await self._plans(
-            client, resource
+            client, resource, lazy
         )
 
-    async def _plans(self, client: AcpClient, resource: Resource) -> list[Symbol]:
+    async def _plans(self, client: AcpClient, resource: Resource, lazy: bool) -> list[Symbol]:
         try:
-            listed = await self.session.if_offered(client.plan_list(resource.id))
+            listed = await self.calls.if_offered(client.plan_list(resource.id))
         except (RemoteError, ServerFault) as exc:
             log.warning("cannot list the plans of %s: %s", resource.name, exc)
             return []
-        plans = [plan for plan in listed or () if is_active(plan)]
-        lazy = "location.range" in self.session.support.symbol_resolve
+        plans = [plan for plan in listed or () if plan.state in OPEN_PLAN_STATES]
         symbols: list[Symbol] = []
         for plan in plans:
             line = None if lazy else await self._first_line(client, plan.id)
@@ -106,20 +102,22 @@ class Symbols(Feature):
 
     async def _first_line(self, client: AcpClient, plan_id: str) -> int:
         try:
-            preview = await self.session.if_offered(client.plan_preview(plan_id))
+            preview = await self.calls.if_offered(client.plan_preview(plan_id))
         except (RemoteError, ServerFault):  # gone, or not previewable yet
             return 0
         found = first_change(preview) if preview is not None else None
         return 0 if found is None else found[1]
 
-    async def resolve(self, symbol: types.WorkspaceSymbol) -> types.WorkspaceSymbol:
+    async def resolve(
+        self, snapshot: Snapshot, symbol: types.WorkspaceSymbol
+    ) -> types.WorkspaceSymbol:
         """The range of a plan's first change (other symbols come complete)."""
         data = symbol.data if isinstance(symbol.data, dict) else {}
-        client = self.session.link.client
+        client = snapshot.backend
         plan_id, root = data.get("plan_id"), data.get("root")
         if client is None or not isinstance(plan_id, str) or not isinstance(root, str):
             return symbol
-        preview = await self.session.guarded(client.plan_preview(plan_id))
+        preview = await self.calls.guarded(client.plan_preview(plan_id))
         found = first_change(preview) if preview is not None else None
         if found is None:
             if isinstance(symbol.location, types.LocationUriOnly):
@@ -132,18 +130,18 @@ class Symbols(Feature):
 
     # --- what makes the held symbols stale ----------------------------------
 
-    async def resync(self, client: AcpClient, resources: Mapping[str, Resource]) -> None:
+    def resynced(self, snapshot: Snapshot) -> None:
         self._forget()
 
-    async def on_event(self, client: AcpClient, event: Event) -> None:
+    def event(self, event: Event, snapshot: Snapshot) -> None:
         if isinstance(event, STALE_AFTER):
             self._forget()
 
     def backend_lost(self) -> None:
         self._forget()
 
-    async def document_saved(self, uri: str, placement: Placement | None) -> None:
-        if placement is not None and placement.logical_path == DECLARATION_FILE:
+    def document_saved(self, snapshot: Snapshot) -> None:
+        if snapshot.placement is not None and snapshot.placement.logical_path == CONFIG_FILE:
             self._forget()
 
     def _forget(self) -> None:

@@ -22,7 +22,6 @@ from dataclasses import dataclass
 from lsprotocol import types
 
 from acp_client.models import (
-    TERMINAL_PLAN_STATES,
     Plan,
     PlanPreview,
     Resource,
@@ -30,9 +29,7 @@ from acp_client.models import (
     ValidationResult,
     ValidationSpec,
 )
-from acp_client.paths import path_to_uri
-
-DECLARATION_FILE = "acp.toml"
+from acp_client.paths import CONFIG_FILE, path_to_uri
 
 
 @dataclass(frozen=True, slots=True)
@@ -91,7 +88,7 @@ def resource_symbols(
     latest: Mapping[str, ValidationResult],
 ) -> list[Symbol]:
     """The resource and each validation it declares, with its last outcome."""
-    declarations = posixpath.join(resource.root, DECLARATION_FILE)
+    declarations = posixpath.join(resource.root, CONFIG_FILE)
     symbols = [Symbol(resource.name, types.SymbolKind.Package, resource.root, declarations, 0)]
     for spec in validations:
         line = spec.declared_at.line if spec.declared_at is not None else 0
@@ -100,17 +97,13 @@ def resource_symbols(
     return symbols
 
 
-def is_active(plan: Plan) -> bool:
-    return plan.state not in TERMINAL_PLAN_STATES
-
-
 def plan_symbol(resource: Resource, plan: Plan, line: int | None) -> Symbol:
     """An active plan, at its first file (``line`` None: resolved later);
     one with no files yet sits on the resource's ``acp.toml``."""
     detail = f"{resource.name} · {plan.state}"
     kind, root = types.SymbolKind.Object, resource.root
     if not plan.paths:
-        declarations = posixpath.join(root, DECLARATION_FILE)
+        declarations = posixpath.join(root, CONFIG_FILE)
         return Symbol(plan.title, kind, detail, declarations, 0, plan.id, root)
     return Symbol(
         plan.title, kind, detail, posixpath.join(root, plan.paths[0]), line, plan.id, root

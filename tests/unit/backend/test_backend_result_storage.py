@@ -13,13 +13,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from test_backend_store import make_result
 
 from acp_backend.eventlog import EventLog
 from acp_backend.registry import Registry
 from acp_backend.store import DATABASE_NAME, MIGRATIONS, Store, result_body
 from acp_client.events import PlanApplied, ValidationResultEvent
 from acp_client.models import Finding, Location, ValidationMode, ValidationResult
+from tests.support import factories
 
 
 def with_findings(result: ValidationResult, n: int) -> ValidationResult:
@@ -43,7 +43,7 @@ async def replay(events: EventLog, after: int = 0) -> list[dict[str, Any]]:
 
 def run(store: Store, events: EventLog, resource_id: str, findings: int = 3) -> ValidationResult:
     """What a validation run records: the result, then its event."""
-    result = with_findings(make_result(resource_id, "ruff"), findings)
+    result = with_findings(factories.result("ruff", passed=True, resource=resource_id), findings)
     store.insert_result(result)
     events.publish(ValidationResultEvent, result=result)
     return result
@@ -57,7 +57,7 @@ def resource_id(registry: Registry, workspace: Path) -> str:
 async def test_a_stored_result_is_written_once_and_delivered_in_full(
     store: Store, events: EventLog, resource_id: str
 ) -> None:
-    result = with_findings(make_result(resource_id, "ruff"), 50)
+    result = with_findings(factories.result("ruff", passed=True, resource=resource_id), 50)
     store.insert_result(result)
     published = events.publish(ValidationResultEvent, result=result)
     (row,) = store.query(
@@ -75,7 +75,7 @@ async def test_a_stored_result_is_written_once_and_delivered_in_full(
 def test_a_stored_result_leaves_out_defaults_and_reads_back_whole(
     store: Store, resource_id: str
 ) -> None:
-    result = with_findings(make_result(resource_id, "ruff"), 3)
+    result = with_findings(factories.result("ruff", passed=True, resource=resource_id), 3)
     store.insert_result(result)
     (row,) = store.query("SELECT body FROM validation_results WHERE id = ?", (result.id,))
     # A finding's unset fields were more than half of a result's bytes.
@@ -86,7 +86,8 @@ def test_a_stored_result_leaves_out_defaults_and_reads_back_whole(
 async def test_a_result_that_was_not_stored_travels_inside_its_event(
     events: EventLog, resource_id: str
 ) -> None:
-    result = make_result(resource_id, "ruff")  # never inserted (say the disk was full)
+    # never inserted (say the disk was full)
+    result = factories.result("ruff", passed=True, resource=resource_id)
     published = events.publish(ValidationResultEvent, result=result)
     assert (await replay(events))[-1] == published.to_notification()
 
@@ -99,7 +100,7 @@ def test_results_keep_a_bounded_history_per_validation(
     resource_id = Registry(store, events).register(str(workspace)).id
     for _ in range(15):
         run(store, events, resource_id)
-    other = make_result(resource_id, "mypy")
+    other = factories.result("mypy", passed=True, resource=resource_id)
     store.insert_result(other)
     # The two newest, plus one an event still refers to.
     assert len(store.query("SELECT id FROM validation_results WHERE validation = 'ruff'")) == 3
@@ -150,7 +151,7 @@ async def test_the_migration_turns_stored_results_into_references(
 ) -> None:
     old = Store(data_dir, migrations=MIGRATIONS[:RESULTS_ONCE])
     resource_id = "R1"
-    result = with_findings(make_result(resource_id, "ruff"), 20)
+    result = with_findings(factories.result("ruff", passed=True, resource=resource_id), 20)
     with old.write() as conn:  # as version 1 wrote it: the result twice
         conn.execute(f"INSERT INTO resources VALUES ('R1', 'r', '{workspace}', 't')")
         conn.execute(

@@ -6,16 +6,15 @@ import sqlite3
 import subprocess
 import sys
 import threading
-from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
 
-from acp_backend.ids import new_ulid
 from acp_backend.registry import Registry
 from acp_backend.store import DATABASE_NAME, MIGRATIONS, Migration, Store
 from acp_client.errors import InvalidParams, InvalidState, NotFound
-from acp_client.models import ValidationMode, ValidationResult
+from acp_client.models import ValidationResult
+from tests.support import factories
 
 LATEST = len(MIGRATIONS)
 
@@ -152,24 +151,6 @@ def test_opening_waits_while_another_process_holds_a_fresh_database(data_dir: Pa
 
 # --- validation results ------------------------------------------------------
 
-T0 = datetime(2026, 1, 1, tzinfo=UTC)
-
-
-def make_result(
-    resource_id: str, validation: str, *, passed: bool = True, plan_id: str | None = None
-) -> ValidationResult:
-    return ValidationResult(
-        id=new_ulid(),
-        validation=validation,
-        mode=ValidationMode.REQUIRED,
-        passed=passed,
-        resource_id=resource_id,
-        plan_id=plan_id,
-        run_id=new_ulid(),
-        started_at=T0,
-        finished_at=T0 + timedelta(seconds=1),
-    )
-
 
 @pytest.fixture
 def resource_id(registry: Registry, workspace: Path) -> str:
@@ -177,15 +158,15 @@ def resource_id(registry: Registry, workspace: Path) -> str:
 
 
 def test_a_stored_result_reads_back_equal(store: Store, resource_id: str) -> None:
-    result = make_result(resource_id, "ruff", passed=False)
+    result = factories.result("ruff", resource=resource_id)
     store.insert_result(result)
     assert store.latest_results(resource_id) == ([result], None)
 
 
 def test_latest_results_keep_the_newest_per_validation(store: Store, resource_id: str) -> None:
-    old_ruff = make_result(resource_id, "ruff", passed=False)
-    mypy = make_result(resource_id, "mypy")
-    new_ruff = make_result(resource_id, "ruff")
+    old_ruff = factories.result("ruff", resource=resource_id)
+    mypy = factories.result("mypy", passed=True, resource=resource_id)
+    new_ruff = factories.result("ruff", passed=True, resource=resource_id)
     for result in (old_ruff, mypy, new_ruff):
         store.insert_result(result)
     latest, cursor = store.latest_results(resource_id)
@@ -196,8 +177,8 @@ def test_latest_results_keep_the_newest_per_validation(store: Store, resource_id
 
 
 def test_plan_results_are_kept_apart_from_the_resources_own(store: Store, resource_id: str) -> None:
-    own = make_result(resource_id, "ruff")
-    planned = make_result(resource_id, "ruff", plan_id="PLAN")
+    own = factories.result("ruff", passed=True, resource=resource_id)
+    planned = factories.result("ruff", passed=True, resource=resource_id, plan_id="PLAN")
     store.insert_result(own)
     store.insert_result(planned)
     assert store.latest_results(resource_id)[0] == [own]
@@ -205,7 +186,7 @@ def test_plan_results_are_kept_apart_from_the_resources_own(store: Store, resour
 
 
 def test_pages_follow_the_cursor_without_gaps_or_repeats(store: Store, resource_id: str) -> None:
-    results = [make_result(resource_id, f"check-{i}") for i in range(7)]
+    results = [factories.result(f"check-{i}", passed=True, resource=resource_id) for i in range(7)]
     for result in results:
         store.insert_result(result)
     seen: list[ValidationResult] = []
@@ -228,13 +209,13 @@ def test_a_bad_cursor_is_invalid_params(store: Store, resource_id: str) -> None:
 
 def test_a_result_for_an_unknown_resource_is_not_found(store: Store) -> None:
     with pytest.raises(NotFound):
-        store.insert_result(make_result("NO-SUCH-RESOURCE", "ruff"))
+        store.insert_result(factories.result("ruff", passed=True, resource="NO-SUCH-RESOURCE"))
     assert store.query("SELECT count(*) FROM validation_results")[0][0] == 0
 
 
 def test_unregistering_a_resource_deletes_its_results(
     store: Store, registry: Registry, resource_id: str
 ) -> None:
-    store.insert_result(make_result(resource_id, "ruff"))
+    store.insert_result(factories.result("ruff", passed=True, resource=resource_id))
     registry.unregister(resource_id)
     assert store.query("SELECT count(*) FROM validation_results")[0][0] == 0

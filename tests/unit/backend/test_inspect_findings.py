@@ -11,7 +11,7 @@ from acp_client.models import (
     ValidationMode,
     ValidationSpec,
 )
-from tests.unit.lsp.lsp_factories import finding, result
+from tests.support.factories import finding, result
 
 SPECS = {
     "lint": ValidationSpec(

@@ -7,7 +7,7 @@ from datetime import UTC, datetime
 import pytest
 
 from acp_backend.inspect import service
-from acp_backend.inspect.service import InspectService, Target
+from acp_backend.inspect.service import InspectedFile, InspectService
 from acp_backend.inspect.source import from_text
 from acp_client.models import Resource
 
@@ -26,7 +26,7 @@ async def test_hovering_down_an_unchanged_file_parses_it_once(
 
     monkeypatch.setattr(service, "_parse", counting)
     inspector = InspectService(None)  # type: ignore[arg-type]
-    target = Target(RESOURCE, "m.py", "/r/m.py")
+    target = InspectedFile(RESOURCE, "m.py", "/r/m.py")
     text = "def f():\n    pass\n\n\ndef g():\n    pass\n"
     for line in (0, 1, 4, 5):
         entity, note = await inspector.entity(target, from_text(text), line)
@@ -39,7 +39,7 @@ async def test_hovering_down_an_unchanged_file_parses_it_once(
 async def test_the_cache_holds_at_most_its_budget_of_text(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(service, "OUTLINE_BUDGET", 100)
     inspector = InspectService(None)  # type: ignore[arg-type]
-    target = Target(RESOURCE, "m.py", "/r/m.py")
+    target = InspectedFile(RESOURCE, "m.py", "/r/m.py")
     for n in range(10):
         await inspector.entity(target, from_text(f"x = {n}\n" + "#" * 30 + "\n"), 0)
     assert inspector._held <= 100 and len(inspector._outlines) == 2

@@ -11,7 +11,7 @@ import pytest
 from acp_backend.facade import BackendFacade
 from acp_backend.inspect.provenance import LineMap, Recorded, touches, where_now
 from acp_client.models import ContextInfo, Plan, PlanState
-from tests.unit.plans.plan_helpers import settled
+from tests.support.plans import settled
 
 BEFORE = "import os\n\n\ndef total(items):\n    return sum(items)\n\n\nprint(total([1]))\n"
 AFTER = "import os\n\n\ndef total(items):\n    return sum(items, start=0)\n\n\nprint(total([1]))\n"
@@ -111,6 +111,24 @@ async def test_provenance_survives_an_edit_above(facade: BackendFacade, project:
     # The client's unsaved text is followed the same way.
     (here,) = (await inspect(facade, 8, text="\n" + edited)).provenance
     assert here.location.line == 8
+
+
+async def test_a_plan_on_a_file_with_a_bom_is_on_its_lines(
+    facade: BackendFacade, project: Path
+) -> None:
+    # Its edits, and the lines inspected, do not count the BOM; the file keeps it.
+    (project / "calc.py").write_bytes(("\ufeff" + BEFORE).encode())
+    new = "\ufeff" + AFTER.replace("import os", "import sys")
+    plan = await plan_for(facade, new)
+    assert {here.plan.id for here in (await inspect(facade, 0)).provenance} == {plan.id}
+    await apply(facade, plan)
+    assert (project / "calc.py").read_bytes() == new.encode()
+    for line in (0, 4):
+        (here,) = (await inspect(facade, line)).provenance
+        assert here.plan.id == plan.id and not here.relocated, line
+        (here,) = (await inspect(facade, line, text=new.removeprefix("\ufeff"))).provenance
+        assert here.plan.id == plan.id and not here.relocated, line
+    assert (await inspect(facade, 1)).provenance == ()
 
 
 async def test_a_line_rewritten_since_is_no_longer_the_plan_s(

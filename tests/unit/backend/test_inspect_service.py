@@ -133,6 +133,25 @@ async def test_an_edited_file_makes_the_finding_stale(facade: BackendFacade, pro
     assert here.stale
 
 
+async def test_a_file_with_a_bom_is_read_as_an_editor_shows_it(
+    facade: BackendFacade, project: Path
+) -> None:
+    # Windows editors write a BOM; the editor's buffer (and every position) has none.
+    (project / "src" / "app.py").write_bytes(b"\xef\xbb\xbf" + APP.encode())
+    store_result(facade, project, [NMAE])  # the tool read the file's bytes, BOM and all
+    path = str(project / "src" / "app.py")
+    info = await inspect(facade, path=path, line=5, character=19)
+    (here,) = info.findings
+    assert not here.stale and info.notes == ()  # it parses: no U+FEFF in the text
+    assert info.entity is not None and info.entity.id == "py:function/app.greet"
+    (from_buffer,) = (await inspect(facade, path=path, line=5, character=19, text=APP)).findings
+    assert not from_buffer.stale
+    (edited,) = (
+        await inspect(facade, path=path, line=5, character=19, text=APP + "# edited\n")
+    ).findings
+    assert edited.stale
+
+
 async def test_the_client_s_unsaved_text_is_what_is_summarised(
     facade: BackendFacade, project: Path
 ) -> None:

@@ -15,7 +15,8 @@ from acp_client.client import AcpClient
 from acp_client.models import Finding, Location, Resource, ValidationMode
 from acp_client.transport.inprocess import InProcessTransport
 from lsp_server.cli_check import Scope, collect, main, render, run_and_wait
-from tests.unit.lsp.lsp_factories import finding, result, todo_project
+from tests.support.factories import finding, result
+from tests.unit.lsp.lsp_factories import todo_project
 
 RESOURCE = Resource(id="R", name="app", root="/w/app", created_at=datetime.now(UTC))
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from lsp_server.advertised import COMMANDS, KINDS
+from lsp_server.commands import COMMANDS, KINDS
 
 DOC = Path(__file__).resolve().parents[3] / "docs" / "code-actions.md"
 

@@ -7,7 +7,7 @@ from lsprotocol.types import DiagnosticSeverity as Sev
 from lsprotocol.types import PositionEncodingKind as Enc
 
 from acp_client.models import Finding, Location, RelatedLocation, ValidationMode
-from lsp_server.features.diagnostics import mapping
+from lsp_server import mapping
 from lsp_server.marks import (
     ConfigMark,
     Mark,
@@ -17,7 +17,7 @@ from lsp_server.marks import (
     placed,
     severity_for,
 )
-from tests.unit.lsp.lsp_factories import finding, result
+from tests.support.factories import finding, result
 
 REQ, INFO = ValidationMode.REQUIRED, ValidationMode.INFORMATIONAL
 CONVERTER = get_converter()

@@ -6,19 +6,19 @@ from __future__ import annotations
 from datetime import UTC, datetime
 
 from acp_client.models import Resource
-from lsp_server.features.diagnostics.store import DiagnosticsStore
+from lsp_server.results import ResultStore
 from lsp_server.roots import Placement, Roots, sandbox_scope
-from tests.unit.lsp.lsp_factories import finding, result
+from tests.support.factories import finding, result
 
 SANDBOX = sandbox_scope("R", "/data/sandboxes/P")
 
 
-def messages(store: DiagnosticsStore, key: tuple[str, str]) -> list[str]:
+def messages(store: ResultStore, key: tuple[str, str]) -> list[str]:
     return sorted(mark.message for mark in store.marks(key))
 
 
 def test_a_plans_result_shows_in_its_sandbox_only() -> None:
-    store = DiagnosticsStore()
+    store = ResultStore()
     real = result("lint", findings=[finding("a.py", message="real")])
     planned = result("lint", findings=[finding("a.py", message="in the sandbox")], plan_id="P")
     assert store.apply(real) == {("R", "a.py")}
@@ -27,13 +27,10 @@ def test_a_plans_result_shows_in_its_sandbox_only() -> None:
     assert store.apply(real, SANDBOX) == set()  # the resource's result is not the sandbox's
     assert messages(store, ("R", "a.py")) == ["real"]
     assert messages(store, (SANDBOX, "a.py")) == ["in the sandbox"]
-    assert store.latest("R", "lint") == real
-    assert store.latest("R", "lint", "P") == planned
-    assert store.latest("R", "lint", "unknown plan") is None
 
 
 def test_a_sandbox_that_goes_takes_its_marks_along() -> None:
-    store = DiagnosticsStore()
+    store = ResultStore()
     planned = result("lint", findings=[finding("a.py")], plan_id="P")
     store.apply(planned, SANDBOX)
     assert store.replace(SANDBOX, ()) == {(SANDBOX, "a.py")}

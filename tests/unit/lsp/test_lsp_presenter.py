@@ -1,5 +1,6 @@
 import hashlib
 import json
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -9,11 +10,12 @@ from pytest import MonkeyPatch
 
 from acp_client.models import Finding, Location, RelatedLocation, Resource
 from acp_client.paths import path_to_uri
-from lsp_server.features.diagnostics import store as store_module
-from lsp_server.features.diagnostics.presenter import OpenDocument, Presenter
-from lsp_server.features.diagnostics.store import DiagnosticsStore
-from lsp_server.roots import Roots
-from tests.unit.lsp.lsp_factories import finding, result
+from lsp_server import results as store_module
+from lsp_server.documents import Document
+from lsp_server.features.diagnostics.presenter import Presenter
+from lsp_server.results import ResultStore
+from lsp_server.roots import FileKey, Roots
+from tests.support.factories import finding, result
 
 KEY = ("R", "a.py")
 
@@ -27,11 +29,24 @@ def publishes(view: Presenter) -> list[types.PublishDiagnosticsParams]:
     return [converter.structure(json.loads(text), types.PublishDiagnosticsParams) for text in texts]
 
 
-def presenter(root: Path) -> tuple[Presenter, list[tuple[str, str]]]:
-    roots = Roots()
-    roots.remember(Resource(id="R", name="app", root=str(root), created_at=datetime.now(UTC)))
-    changed: list[tuple[str, str]] = []
-    return Presenter(DiagnosticsStore(), roots, "utf-16", changed.extend), changed
+@dataclass
+class Source:
+    """What the presenter reads of a session: its roots, results and open documents."""
+
+    roots: Roots = field(default_factory=Roots)
+    results: ResultStore = field(default_factory=ResultStore)
+    documents: dict[FileKey, Document] = field(default_factory=dict)
+
+    def document_at(self, key: FileKey) -> Document | None:
+        return self.documents.get(key)
+
+
+def presenter(root: Path) -> tuple[Presenter, Source]:
+    source = Source()
+    source.roots.remember(
+        Resource(id="R", name="app", root=str(root), created_at=datetime.now(UTC))
+    )
+    return Presenter(source, "utf-16"), source
 
 
 def sha(text: str) -> str:
@@ -40,79 +55,63 @@ def sha(text: str) -> str:
 
 def test_unopened_file_is_published_by_its_path_with_disk_text(tmp_path: Path) -> None:
     (tmp_path / "a.py").write_text("é = 1\n")
-    view, changed = presenter(tmp_path)
-    view.apply(result(findings=[finding("a.py", 0, 4, "m")]))
-    assert changed == [KEY]
+    view, source = presenter(tmp_path)
+    assert source.results.apply(result(findings=[finding("a.py", 0, 4, "m")])) == {KEY}
     (params,) = publishes(view)
     assert params.uri == path_to_uri(str(tmp_path / "a.py"))
     assert params.version is None and params.diagnostics[0].range.start.character == 4
 
 
-def test_results_of_resources_not_in_play_are_ignored(tmp_path: Path) -> None:
-    view, changed = presenter(tmp_path)
-    view.apply(result(findings=[finding("a.py")], resource_id="OTHER"))
-    assert changed == [] and view.store.files() == []
-
-
 def test_open_document_gives_uri_version_and_live_text(tmp_path: Path) -> None:
-    view, _ = presenter(tmp_path)
-    view.apply(result(findings=[finding("a.py", 0, 2, "m")]))
-    view.opened(KEY, OpenDocument("file:///editor/a.py", 3, "😀😀x\n"), clear_stale=False)
+    view, source = presenter(tmp_path)
+    source.results.apply(result(findings=[finding("a.py", 0, 2, "m")]))
+    source.documents[KEY] = Document("file:///editor/a.py", 3, "😀😀x\n")
     (params,) = publishes(view)
     assert (params.uri, params.version) == ("file:///editor/a.py", 3)
     assert params.diagnostics[0].range.start.character == 4  # two emoji: 4 UTF-16 units
 
 
 def test_result_id_follows_marks_and_document_version(tmp_path: Path) -> None:
-    view, _ = presenter(tmp_path)
-    view.apply(result(findings=[finding("a.py")]))
+    view, source = presenter(tmp_path)
+    source.results.apply(result(findings=[finding("a.py")]))
     first = view.result_id(KEY)
     assert isinstance(
         view.document_report(KEY, first), types.RelatedUnchangedDocumentDiagnosticReport
     )
-    view.edited(KEY, OpenDocument("file:///a.py", 2, "x\n"), clear=False)
+    source.documents[KEY] = Document("file:///a.py", 2, "x\n")
     assert view.result_id(KEY) != first
     report = view.document_report(KEY, first)
     assert isinstance(report, types.RelatedFullDocumentDiagnosticReport) and len(report.items) == 1
 
 
-def test_clear_stale_on_open_uses_the_results_file_hashes(tmp_path: Path) -> None:
-    view, _ = presenter(tmp_path)
-    view.apply(result(findings=[finding("a.py")], file_hashes={"a.py": sha("old\n")}))
-    view.opened(KEY, OpenDocument("file:///a.py", 1, "old\n"), clear_stale=True)
-    assert len(view.store.marks(KEY)) == 1  # the content the validator saw: kept
-    view.opened(KEY, OpenDocument("file:///a.py", 2, "new\n"), clear_stale=True)
-    assert view.store.marks(KEY) == []
-
-
 def test_workspace_report_includes_emptied_files(tmp_path: Path) -> None:
-    view, _ = presenter(tmp_path)
-    view.apply(result(findings=[finding("a.py")]))
+    view, source = presenter(tmp_path)
+    source.results.apply(result(findings=[finding("a.py")]))
     uri = path_to_uri(str(tmp_path / "a.py"))
     (full,) = view.workspace_reports({})
     assert isinstance(full, types.WorkspaceFullDocumentDiagnosticReport) and full.uri == uri
     (unchanged,) = view.workspace_reports({uri: full.result_id or ""})
     assert isinstance(unchanged, types.WorkspaceUnchangedDocumentDiagnosticReport)
-    view.apply(result(passed=True, at=5))
+    source.results.apply(result(passed=True, at=5))
     (emptied,) = view.workspace_reports({uri: full.result_id or ""})
     assert isinstance(emptied, types.WorkspaceFullDocumentDiagnosticReport) and not emptied.items
 
 
 def test_a_publish_identical_to_the_last_one_is_not_sent_again(tmp_path: Path) -> None:
-    view, _ = presenter(tmp_path)
-    view.apply(result(findings=[finding("a.py")]))
+    view, source = presenter(tmp_path)
+    source.results.apply(result(findings=[finding("a.py")]))
     assert len(publishes(view)) == 1
     assert publishes(view) == []
-    view.apply(result(findings=[finding("a.py", message="other")]))
+    source.results.apply(result(findings=[finding("a.py", message="other")]))
     assert len(publishes(view)) == 1
 
 
 def test_a_file_shown_under_another_uri_before_is_cleared_there(tmp_path: Path) -> None:
     (tmp_path / "a.py").write_text("x = 1\n")
-    view, _ = presenter(tmp_path)
-    view.apply(result(findings=[finding("a.py")]))
+    view, source = presenter(tmp_path)
+    source.results.apply(result(findings=[finding("a.py")]))
     (first,) = publishes(view)
-    view.opened(KEY, OpenDocument("file:///link/a.py", 1, "x = 1\n"), clear_stale=False)
+    source.documents[KEY] = Document("file:///link/a.py", 1, "x = 1\n")
     cleared, shown = publishes(view)
     assert (cleared.uri, list(cleared.diagnostics)) == (first.uri, [])
     assert shown.uri == "file:///link/a.py" and len(shown.diagnostics) == 1
@@ -120,29 +119,29 @@ def test_a_file_shown_under_another_uri_before_is_cleared_there(tmp_path: Path) 
 
 def test_marks_computed_on_other_text_are_held_back_from_an_open_buffer(tmp_path: Path) -> None:
     old, new = "import os\nx = 1\n", "x = 1\n"
-    view, _ = presenter(tmp_path)
-    view.apply(
+    view, source = presenter(tmp_path)
+    source.results.apply(
         result(
             validation="todo",
             findings=[finding("a.py", 1, 0, "on old text")],
             file_hashes={"a.py": sha(old)},
         )
     )
-    view.apply(
+    source.results.apply(
         result(
             validation="ruff",
             findings=[finding("a.py", 0, 0, "on new text")],
             file_hashes={"a.py": sha(new)},
         )
     )
-    view.opened(KEY, OpenDocument("file:///a.py", 2, new), clear_stale=False)
+    source.documents[KEY] = Document("file:///a.py", 2, new)
     (params,) = publishes(view)
     assert [d.message for d in params.diagnostics] == ["on new text"]
 
 
 def test_related_places_and_rule_links_push_and_pull_alike(tmp_path: Path) -> None:
     (tmp_path / "b.py").write_text("s = '😀中文'; name = 1\n")
-    view, _ = presenter(tmp_path)
+    view, source = presenter(tmp_path)
     view.related_information = view.code_description = True
     related = [
         RelatedLocation(
@@ -161,8 +160,8 @@ def test_related_places_and_rule_links_push_and_pull_alike(tmp_path: Path) -> No
         help_uri="https://example.org/R1",
         related=tuple(related),
     )
-    view.apply(result(findings=[found]))
-    view.opened(KEY, OpenDocument("file:///editor/a.py", 1, "😀x\n"), clear_stale=False)
+    source.results.apply(result(findings=[found]))
+    source.documents[KEY] = Document("file:///editor/a.py", 1, "😀x\n")
     (pushed,) = publishes(view)
     report = view.document_report(KEY, None)
     assert isinstance(report, types.RelatedFullDocumentDiagnosticReport)
@@ -195,8 +194,8 @@ def test_a_publish_builds_no_mark_per_finding(tmp_path: Path, monkeypatch: Monke
 
     monkeypatch.setattr(store_module, "mark_at", refused)
     (tmp_path / "a.py").write_text("x\n")
-    view, _ = presenter(tmp_path)
-    view.apply(result(findings=[finding("a.py", 0, 0, f"m{n}") for n in range(3)]))
+    view, source = presenter(tmp_path)
+    source.results.apply(result(findings=[finding("a.py", 0, 0, f"m{n}") for n in range(3)]))
     (params,) = publishes(view)
     assert [d.message for d in params.diagnostics] == ["m0", "m1", "m2"]
 
@@ -209,8 +208,8 @@ def test_a_file_whose_uri_roots_respell_is_cleared_under_the_old_one(tmp_path: P
     real.mkdir()
     (real / "a.py").write_text("x = 1\n")
     (tmp_path / "link").symlink_to(real, target_is_directory=True)
-    view, _ = presenter(real)
-    view.apply(result(findings=[finding("a.py")]))
+    view, source = presenter(real)
+    source.results.apply(result(findings=[finding("a.py")]))
     (first,) = publishes(view)
     (pulled,) = view.workspace_reports({})
     assert first.uri == pulled.uri == path_to_uri(str(real / "a.py"))
@@ -224,6 +223,6 @@ def test_a_file_whose_uri_roots_respell_is_cleared_under_the_old_one(tmp_path: P
     assert (emptied.uri, list(emptied.items)) == (first.uri, [])
     assert full.uri == f"{folder}/a.py" and len(full.items) == 1
     view.roots.forget("R")
-    view.store.forget_resource("R")
+    source.results.forget_resource("R")
     (gone,) = publishes(view)
     assert (gone.uri, list(gone.diagnostics)) == (shown.uri, [])

@@ -1,7 +1,7 @@
 import asyncio
 from typing import Any
 
-from lsp_server.features.diagnostics.runs import RunScheduler
+from lsp_server.features.validations.runs import RunScheduler
 
 
 class Recorder:

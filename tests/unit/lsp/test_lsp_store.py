@@ -1,21 +1,26 @@
 import pytest
 
 from acp_client.models import ResultOutcome, ValidationMode, ValidationResult
-from lsp_server.features.diagnostics import store as store_module
-from lsp_server.features.diagnostics.store import DiagnosticsStore
+from lsp_server import results as store_module
 from lsp_server.marks import Mark
-from tests.unit.lsp.lsp_factories import finding, result
+from lsp_server.results import ResultStore
+from tests.support.factories import finding, result
 
 A, B = ("R", "a.py"), ("R", "b.py")
 TOML = ("R", "acp.toml")
 
 
-def messages(store: DiagnosticsStore, key: tuple[str, str]) -> list[str]:
+def messages(store: ResultStore, key: tuple[str, str]) -> list[str]:
     return sorted(mark.message for mark in store.marks(key))
 
 
+def shown(store: ResultStore, key: tuple[str, str]) -> list[ValidationResult]:
+    """The results a file shows (what its diagnostics' data lead back to)."""
+    return [result for result, _ in store.held(key)]
+
+
 def test_validations_merge_and_each_replaces_only_its_own() -> None:
-    store = DiagnosticsStore()
+    store = ResultStore()
     assert store.apply(
         result("lint", findings=[finding("a.py", message="l1"), finding("b.py", message="l2")])
     ) == {A, B}
@@ -27,7 +32,7 @@ def test_validations_merge_and_each_replaces_only_its_own() -> None:
 
 
 def test_required_pass_clears_that_validation() -> None:
-    store = DiagnosticsStore()
+    store = ResultStore()
     store.apply(result("lint", findings=[finding("a.py", message="l1")]))
     store.apply(result("types", findings=[finding("a.py", message="t1")]))
     assert store.apply(result("lint", passed=True, at=5)) == {A}
@@ -35,7 +40,7 @@ def test_required_pass_clears_that_validation() -> None:
 
 
 def test_older_run_and_cancelled_and_plan_results_are_ignored() -> None:
-    store = DiagnosticsStore()
+    store = ResultStore()
     store.apply(result("lint", findings=[finding("a.py", message="new")], at=10))
     assert store.apply(result("lint", findings=[finding("a.py", message="old")], at=1)) == set()
     assert store.apply(result("lint", passed=True, at=20, outcome=ResultOutcome.CANCELLED)) == set()
@@ -44,7 +49,7 @@ def test_older_run_and_cancelled_and_plan_results_are_ignored() -> None:
 
 
 def test_versions_change_with_content() -> None:
-    store = DiagnosticsStore()
+    store = ResultStore()
     store.apply(result("lint", findings=[finding("a.py")]))
     first = store.version(A)
     store.apply(result("types", mode=ValidationMode.INFORMATIONAL, findings=[finding("b.py")]))
@@ -55,7 +60,7 @@ def test_versions_change_with_content() -> None:
 
 
 def test_replace_drops_validations_the_backend_no_longer_has() -> None:
-    store = DiagnosticsStore()
+    store = ResultStore()
     store.apply(result("gone", findings=[finding("a.py", message="g")]))
     kept = result("lint", findings=[finding("b.py", message="l")])
     assert store.replace("R", [kept]) == {A, B}
@@ -64,7 +69,7 @@ def test_replace_drops_validations_the_backend_no_longer_has() -> None:
 
 
 def test_clear_file_then_a_new_result_shows_again() -> None:
-    store = DiagnosticsStore()
+    store = ResultStore()
     store.apply(result("lint", findings=[finding("a.py"), finding("b.py")]))
     assert store.clear_file(A) and not store.clear_file(A)
     assert store.marks(A) == [] and len(store.marks(B)) == 1
@@ -73,7 +78,7 @@ def test_clear_file_then_a_new_result_shows_again() -> None:
 
 
 def test_replace_keeps_what_arrived_after_the_listing_began() -> None:
-    store = DiagnosticsStore()
+    store = ResultStore()
     store.apply(result("old", findings=[finding("a.py", message="o")]))
     since = store.now()
     store.apply(result("fresh", findings=[finding("b.py", message="f")]))  # an event, meanwhile
@@ -92,7 +97,7 @@ def test_events_replayed_around_a_listing_converge_to_the_newest_result() -> Non
         "a listing taken before the newer event": ([newer], [older]),
     }
     for order, (replayed_first, listing) in orders.items():
-        store = DiagnosticsStore()
+        store = ResultStore()
         since = store.now()
         for event in replayed_first:
             store.apply(event)
@@ -103,7 +108,7 @@ def test_events_replayed_around_a_listing_converge_to_the_newest_result() -> Non
 
 
 def test_the_acp_toml_error_merges_with_validations_and_is_replaced_or_cleared() -> None:
-    store = DiagnosticsStore()
+    store = ResultStore()
     # A validation may be named "acp.toml" too: it is not the file's error.
     store.apply(result("acp.toml", findings=[finding("acp.toml", message="declared")]))
     assert store.set_config_error("R", finding("acp.toml", 3, message="bad")) == {TOML}
@@ -120,7 +125,7 @@ def test_the_acp_toml_error_merges_with_validations_and_is_replaced_or_cleared()
 
 
 def test_clear_file_and_forget_resource_drop_the_acp_toml_error() -> None:
-    store = DiagnosticsStore()
+    store = ResultStore()
     store.set_config_error("R", finding("acp.toml", message="bad"))
     assert store.clear_file(TOML) and store.config_error(TOML) is None
     store.set_config_error("R", finding("acp.toml", message="bad"))
@@ -140,7 +145,7 @@ def test_a_large_result_is_taken_in_without_building_its_marks(
         return mark_at(found, index)
 
     monkeypatch.setattr(store_module, "mark_at", counted)
-    store = DiagnosticsStore()
+    store = ResultStore()
     findings = [finding(f"m{n // 10}.py", n % 10, message=f"f{n}") for n in range(10_000)]
     assert len(store.apply(result("emit", findings=findings))) == 1000
     assert built == []
@@ -151,7 +156,7 @@ def test_a_large_result_is_taken_in_without_building_its_marks(
 def test_a_partial_result_changes_only_the_files_its_run_covered() -> None:
     """A save's result (ADR 0017): a.py's findings replaced, b.py keeps its
     own, still leading back to the result they came from."""
-    store = DiagnosticsStore()
+    store = ResultStore()
     full = result("lint", findings=[finding("a.py", message="a1"), finding("b.py", message="b1")])
     store.apply(full)
     b_version = store.version(B)
@@ -161,18 +166,18 @@ def test_a_partial_result_changes_only_the_files_its_run_covered() -> None:
     assert store.version(B) == b_version  # not sent again
     (b_mark,) = store.marks(B)
     assert b_mark.result is full and b_mark.finding == 1
-    assert store.latest("R", "lint") is saved
-    assert store.latest("R", "lint", result_id=full.id) is full  # b.py's data leads there
+    assert shown(store, A) == [saved]
+    assert shown(store, B) == [full]  # b.py's data leads there
     # The next save continues the partial one; a.py clean now: its marks go.
     clean = result("lint", at=9)
     assert store.apply_partial(clean, ("a.py",), saved.id) == {A}
     assert messages(store, A) == [] and messages(store, B) == ["b1"]
     assert messages(store, TOML) == []  # still failing on b.py: no "passed" note
-    assert store.latest("R", "lint", result_id=saved.id) is None  # nothing shows it
+    assert saved not in shown(store, A) + shown(store, B)  # nothing shows it
 
 
 def test_a_partial_result_the_store_cannot_continue_asks_for_a_listing() -> None:
-    store = DiagnosticsStore()
+    store = ResultStore()
     assert store.apply_partial(result("lint"), ("a.py",), "result-never-seen") is None
     shown = result("lint", findings=[finding("b.py", message="b1")], at=5)
     store.apply(shown)
@@ -186,35 +191,35 @@ def test_a_partial_result_the_store_cannot_continue_asks_for_a_listing() -> None
 def test_a_partial_result_with_findings_beyond_its_files_replaces_them_there() -> None:
     """A checker run on a.py reports b.py too (mypy follows imports): b.py
     then shows that run's findings once, beside the other validation's."""
-    store = DiagnosticsStore()
+    store = ResultStore()
     full = result("types", findings=[finding("a.py", message="a1"), finding("b.py", message="b1")])
     store.apply(full)
     store.apply(result("lint", findings=[finding("b.py", message="lint")]))
     saved = result("types", findings=[finding("a.py", message="a2"), finding("b.py", message="b2")])
     assert store.apply_partial(saved, ("a.py",), full.id) == {A, B}
     assert messages(store, A) == ["a2"] and messages(store, B) == ["b2", "lint"]
-    assert store.latest("R", "types", result_id=full.id) is None  # nothing shows it any more
+    assert full not in shown(store, A) + shown(store, B)  # nothing shows it any more
     assert store.clear_file(B) and messages(store, B) == []
-    assert store.latest("R", "types", result_id=saved.id) is saved
+    assert shown(store, A) == [saved]
 
 
 def test_a_validation_dropped_takes_the_files_of_every_layer_along() -> None:
     """After a save's partial result, a.py shows it and b.py the full one:
     dropping the validation (gone from the listing) empties both."""
-    store = DiagnosticsStore()
+    store = ResultStore()
     full = result("lint", findings=[finding("a.py", message="a1"), finding("b.py", message="b1")])
     store.apply(full)
     saved = result("lint", findings=[finding("a.py", message="a2")], at=5)
     assert store.apply_partial(saved, ("a.py",), full.id) == {A}
     assert store.replace("R", ()) == {A, B}
     assert messages(store, A) == messages(store, B) == []
-    assert store.latest("R", "lint") is None and store.resource_ids() == set()
+    assert shown(store, A) == [] and store.resource_ids() == set()
 
 
 def test_a_files_validations_keep_their_order_when_one_reports_again() -> None:
     """A file's diagnostics come in the order its validations were first
     seen, not moved to the end by each new report."""
-    store = DiagnosticsStore()
+    store = ResultStore()
     store.apply(result("lint", findings=[finding("a.py", message="l1")]))
     store.apply(result("types", findings=[finding("a.py", message="t1")]))
     store.apply(result("lint", findings=[finding("a.py", message="l2")], at=5))

@@ -9,7 +9,7 @@ from lsprotocol import types
 from acp_client.models import Location, Resource, ResultOutcome, ValidationMode, ValidationSpec
 from lsp_server.features.symbols.fuzzy import NameIndex
 from lsp_server.features.symbols.index import outcome, resource_symbols
-from tests.unit.lsp.lsp_factories import finding, result
+from tests.support.factories import finding, result
 
 DEMO = Resource(id="R", name="demo", root="/work/demo", created_at=datetime(2026, 1, 1, tzinfo=UTC))
 

@@ -14,18 +14,18 @@ from lsprotocol import types
 
 from acp_backend.plans.changes import build_changes, targets_from_files
 from acp_client.models import ChangeKind, FileChange, FileEdit, Location, TextEdit
+from acp_client.text import digest
 from lsp_server.capabilities import ClientSupport
 from lsp_server.workspace_edits import (
     Annotation,
+    EditorCannot,
+    EditorFile,
     EditSupport,
     Stale,
-    Target,
-    Unsupported,
     fix_edit,
     plan_edit,
-    sha256,
 )
-from tests.edit_text import apply_edits
+from tests.support.edit_text import apply_edits
 
 ENCODINGS = ["utf-8", "utf-16", "utf-32"]
 FULL = EditSupport(document_changes=True, create=True, delete=True, annotations=True)
@@ -64,14 +64,14 @@ def test_a_previewed_change_turns_the_buffer_into_its_new_text(
     """The backend's own change set (its edits, on the base, in code points)
     rendered for the editor and applied as the editor does."""
     built = change("a.py", old, new, root=tmp_path)
-    edit = plan_edit([built], {"a.py": Target("file:///a.py", 1, old)}, encoding, FULL)
+    edit = plan_edit([built], {"a.py": EditorFile("file:///a.py", 1, old)}, encoding, FULL)
     assert apply_edits(old, edits_of(edit, "file:///a.py"), encoding) == new
 
 
 def test_a_change_without_its_edits_goes_to_the_backend() -> None:
-    bare = FileChange(path="a.py", base_sha256=sha256("a\n"), new_text="b\n")
-    with pytest.raises(Unsupported, match="no edits"):
-        plan_edit([bare], {"a.py": Target("file:///a.py", 1, "a\n")}, "utf-16", FULL)
+    bare = FileChange(path="a.py", base_sha256=digest("a\n"), new_text="b\n")
+    with pytest.raises(EditorCannot, match="no edits"):
+        plan_edit([bare], {"a.py": EditorFile("file:///a.py", 1, "a\n")}, "utf-16", FULL)
 
 
 def fix(path: str, line: int, char: int, end_line: int, end_char: int, *, text: str) -> TextEdit:
@@ -84,10 +84,10 @@ def fix(path: str, line: int, char: int, end_line: int, end_char: int, *, text: 
 @pytest.mark.parametrize("encoding", ENCODINGS)
 def test_a_fix_lands_where_the_tool_meant_in_every_encoding(encoding: str) -> None:
     text = "s = 'é🙂'; import os\nprint(s)\n"
-    target = {"a.py": Target("file:///r/a.py", 7, text)}
+    target = {"a.py": EditorFile("file:///r/a.py", 7, text)}
     # Delete "; import os" (code points 8..19 on line 0).
     edit = fix_edit(
-        [fix("a.py", 0, 8, 0, 19, text="")], target, encoding, FULL, {"a.py": sha256(text)}
+        [fix("a.py", 0, 8, 0, 19, text="")], target, encoding, FULL, {"a.py": digest(text)}
     )
     (document,) = edit.document_changes or ()
     assert isinstance(document, types.TextDocumentEdit)
@@ -99,7 +99,7 @@ def test_ruffs_unused_import_fix_deletes_the_whole_line() -> None:
     text = "import os\nimport sys\n"
     edit = fix_edit(
         [fix("a.py", 0, 0, 1, 0, text="")],
-        {"a.py": Target("file:///a.py", 1, text)},
+        {"a.py": EditorFile("file:///a.py", 1, text)},
         "utf-16",
         FULL,
     )
@@ -107,19 +107,19 @@ def test_ruffs_unused_import_fix_deletes_the_whole_line() -> None:
 
 
 def test_a_fix_for_a_file_that_changed_since_the_run_is_stale() -> None:
-    target = {"a.py": Target("file:///a.py", 2, "import os\nx = 1\n")}
+    target = {"a.py": EditorFile("file:///a.py", 2, "import os\nx = 1\n")}
     with pytest.raises(Stale, match="changed since the validation ran"):
         fix_edit(
             [fix("a.py", 0, 0, 1, 0, text="")],
             target,
             "utf-16",
             FULL,
-            {"a.py": sha256("import os\n")},
+            {"a.py": digest("import os\n")},
         )
 
 
 def test_overlapping_fix_edits_are_refused() -> None:
-    target = {"a.py": Target("file:///a.py", 1, "abcdef\n")}
+    target = {"a.py": EditorFile("file:///a.py", 1, "abcdef\n")}
     with pytest.raises(Stale, match="overlap"):
         fix_edit(
             [fix("a.py", 0, 0, 0, 3, text="x"), fix("a.py", 0, 2, 0, 4, text="y")],
@@ -133,7 +133,7 @@ def test_without_document_changes_the_edit_is_a_changes_map() -> None:
     text = "a\n"
     edit = fix_edit(
         [fix("a.py", 0, 0, 0, 1, text="b")],
-        {"a.py": Target("file:///a.py", 1, text)},
+        {"a.py": EditorFile("file:///a.py", 1, text)},
         "utf-16",
         EditSupport(),
     )
@@ -155,7 +155,7 @@ def change(
 
 def test_a_plan_becomes_versioned_annotated_edits() -> None:
     old, new = "x = 1\ny = 2\n", "x = 1\ny = 3\n"
-    targets = {"a.py": Target("file:///r/a.py", 4, old)}
+    targets = {"a.py": EditorFile("file:///r/a.py", 4, old)}
     annotation = Annotation("plan-P", "Fix lint", "from ruff")
     edit = plan_edit([change("a.py", old, new)], targets, "utf-16", FULL, annotation)
     (document,) = edit.document_changes or ()
@@ -178,7 +178,7 @@ def test_annotations_only_when_the_client_supports_them() -> None:
     support = EditSupport(document_changes=True)
     edit = plan_edit(
         [change("a.py", old, "b\n")],
-        {"a.py": Target("file:///a.py", 1, old)},
+        {"a.py": EditorFile("file:///a.py", 1, old)},
         "utf-16",
         support,
         Annotation("i", "l"),
@@ -190,21 +190,21 @@ def test_annotations_only_when_the_client_supports_them() -> None:
 
 
 def test_a_dirty_buffer_is_never_edited_over() -> None:
-    targets = {"a.py": Target("file:///a.py", 9, "x = 1  # typed, unsaved\n", dirty=True)}
+    targets = {"a.py": EditorFile("file:///a.py", 9, "x = 1  # typed, unsaved\n", dirty=True)}
     with pytest.raises(Stale, match="unsaved changes"):
         plan_edit([change("a.py", "x = 1\n", "x = 2\n")], targets, "utf-16", FULL)
 
 
 def test_a_file_that_moved_since_the_preview_is_stale() -> None:
-    targets = {"a.py": Target("file:///a.py", None, "x = 5\n")}
+    targets = {"a.py": EditorFile("file:///a.py", None, "x = 5\n")}
     with pytest.raises(Stale, match="changed since the preview"):
         plan_edit([change("a.py", "x = 1\n", "x = 2\n")], targets, "utf-16", FULL)
 
 
 def test_created_and_deleted_files() -> None:
     targets = {
-        "new.py": Target("file:///new.py", None, None),
-        "old.py": Target("file:///old.py", None, "bye\n"),
+        "new.py": EditorFile("file:///new.py", None, None),
+        "old.py": EditorFile("file:///old.py", None, "bye\n"),
     }
     changes = [
         change("new.py", None, "hello\n", "create"),
@@ -214,12 +214,12 @@ def test_created_and_deleted_files() -> None:
     kinds = [type(c).__name__ for c in edit.document_changes or ()]
     assert kinds == ["CreateFile", "TextDocumentEdit", "DeleteFile"]
     assert apply_edits("", edits_of(edit, "file:///new.py"), "utf-16") == "hello\n"
-    with pytest.raises(Unsupported):
+    with pytest.raises(EditorCannot):
         plan_edit(changes, targets, "utf-16", EditSupport(document_changes=True))
 
 
 def test_creating_a_file_that_exists_is_stale() -> None:
-    targets = {"new.py": Target("file:///new.py", None, "already\n")}
+    targets = {"new.py": EditorFile("file:///new.py", None, "already\n")}
     with pytest.raises(Stale, match="exists already"):
         plan_edit([change("new.py", None, "x\n", "create")], targets, "utf-16", FULL)
 
@@ -245,11 +245,11 @@ def test_the_changes_own_edits_are_used_when_it_has_them() -> None:
     location = Location(path="a.py", line=0, character=0, end_line=1, end_character=0)
     own = FileChange(
         path="a.py",
-        base_sha256=sha256(old),
+        base_sha256=digest(old),
         new_text="import sys\n",
         edits=(TextEdit(location=location, new_text=""),),
     )
-    edit = plan_edit([own], {"a.py": Target("file:///a.py", 3, old)}, "utf-16", FULL)
+    edit = plan_edit([own], {"a.py": EditorFile("file:///a.py", 3, old)}, "utf-16", FULL)
     (document,) = edit.document_changes or ()
     assert isinstance(document, types.TextDocumentEdit)
     assert [(e.range.start.line, e.range.end.line, e.new_text) for e in document.edits] == [
@@ -264,21 +264,21 @@ def test_a_rename_edits_the_old_file_then_moves_it() -> None:
         path="new.py",
         kind="rename",
         old_path="old.py",
-        base_sha256=sha256(old),
+        base_sha256=digest(old),
         new_text="x = 2\n",
         edits=(TextEdit(location=location, new_text="2"),),
     )
     targets = {
-        "old.py": Target("file:///old.py", 2, old),
-        "new.py": Target("file:///new.py", None, None),
+        "old.py": EditorFile("file:///old.py", 2, old),
+        "new.py": EditorFile("file:///new.py", None, None),
     }
     support = EditSupport(document_changes=True, rename=True)
     edit = plan_edit([move], targets, "utf-16", support)
     steps = list(edit.document_changes or ())
     assert [type(s).__name__ for s in steps] == ["TextDocumentEdit", "RenameFile"]
     assert apply_edits(old, edits_of(edit, "file:///old.py"), "utf-16") == "x = 2\n"
-    with pytest.raises(Unsupported):
+    with pytest.raises(EditorCannot):
         plan_edit([move], targets, "utf-16", EditSupport(document_changes=True))
-    taken = {**targets, "new.py": Target("file:///new.py", None, "other\n")}
+    taken = {**targets, "new.py": EditorFile("file:///new.py", None, "other\n")}
     with pytest.raises(Stale, match="renames to exists"):
         plan_edit([move], taken, "utf-16", support)

@@ -1,22 +1,19 @@
-"""Helpers for the plan tests: real git diffs, plan creation, waiting."""
+"""Helpers for the plan tests: real git diffs, plan creation, fixable results."""
 
 from __future__ import annotations
 
-import asyncio
 import hashlib
 import subprocess
 import sys
-from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 from acp_backend.facade import BackendFacade
 from acp_backend.ids import new_ulid
-from acp_client.models import Finding, Plan, PlanState, ValidationMode, ValidationResult
+from acp_client.models import Finding, Plan, ValidationMode, ValidationResult
 
 PY = sys.executable
-WORKING = (PlanState.QUEUED, PlanState.PROCESSING)
 
 
 def diff_of(root: Path, changes: dict[str, str | None]) -> str:
@@ -45,21 +42,6 @@ def diff_of(root: Path, changes: dict[str, str | None]) -> str:
 async def create(facade: BackendFacade, **params: Any) -> Plan:
     raw = await facade.dispatch("plan.create", {"resource": "p", "title": "t", **params})
     return Plan.model_validate(raw)
-
-
-async def settled(facade: BackendFacade, plan_id: str) -> Plan:
-    """The plan once it stops being queued or processing."""
-    return await until(facade, plan_id, lambda p: p.state not in WORKING)
-
-
-async def until(facade: BackendFacade, plan_id: str, test: Callable[[Plan], bool]) -> Plan:
-    """The plan once ``test`` holds for it (30 s at most)."""
-    async with asyncio.timeout(30):
-        while True:
-            plan = Plan.model_validate(await facade.dispatch("plan.get", {"plan_id": plan_id}))
-            if test(plan):
-                return plan
-            await asyncio.sleep(0.05)
 
 
 def leftovers(folder: Path, pattern: str = "*.tmp") -> list[Path]:

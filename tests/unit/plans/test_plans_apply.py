@@ -8,9 +8,12 @@ from pathlib import Path
 import pytest
 
 from acp_backend.facade import BackendFacade, create_facade
+from acp_backend.plans.applying import _apply_locked
+from acp_backend.plans.lifecycle import plans_of
 from acp_backend.plans.records import plans_touching
 from acp_client.errors import Conflict, InvalidParams, InvalidState, OutsideRoot, PlanError
 from acp_client.models import Plan, PlanOrigin, PlanPreview, PlanState
+from acp_client.operations import PlanApplyParams
 from tests.unit.plans.plan_helpers import create, diff_of, leftovers
 
 NEW_A = "import sys\n\nprint(sys.argv)\n"
@@ -198,8 +201,9 @@ async def test_applied_and_cancelled_plans_stay_ended(facade: BackendFacade, pro
     plan = await create(facade, diff=diff_of(project, {"src/a.py": NEW_A}))
     shown = await preview(facade, plan)
     await apply(facade, plan, shown.plan_hash)
-    with pytest.raises(InvalidState):
+    with pytest.raises(InvalidState, match="cannot be applied: it is applied") as refused:
         await apply(facade, plan, shown.plan_hash)
+    assert refused.value.remedy == "propose a new plan"
     with pytest.raises(InvalidState):
         await facade.dispatch("plan.cancel", {"plan_id": plan.id})
 
@@ -208,6 +212,28 @@ async def test_applied_and_cancelled_plans_stay_ended(facade: BackendFacade, pro
     assert cancelled["state"] == "cancelled"
     listed = await facade.dispatch("plan.list", {"resource": "p", "states": ["cancelled"]})
     assert [p["id"] for p in listed["plans"]] == [other.id]
+
+
+async def test_the_rule_is_checked_again_under_the_apply_lock(
+    facade: BackendFacade, project: Path
+) -> None:
+    # The plan was complete when plan.apply looked; by the time the lock is
+    # held another process has constrained it: the same whole rule refuses.
+    plan = await create(facade, files=[{"path": "src/b.py", "new_text": "x = 2\n"}])
+    shown = await preview(facade, plan)
+    plans = plans_of(facade.context)
+    resource = facade.context.registry.get(plan.resource_id)
+    changes = plans.records.changes(plan.id)
+    plans.move(plan, state=PlanState.CONSTRAINED, reason="nobad found 1 problem")
+    params = PlanApplyParams(plan_id=plan.id, expected_hash=shown.plan_hash)
+    with pytest.raises(InvalidState, match="cannot be applied: it is constrained: nobad") as caught:
+        _apply_locked(plans, plan, resource, changes, params)
+    assert caught.value.remedy is not None and "anyway" in caught.value.remedy
+    assert (project / "src" / "b.py").read_text() == "x = 1\n"
+    forced = params.model_copy(update={"force": True})
+    applied = _apply_locked(plans, plan, resource, changes, forced)
+    assert applied.state is PlanState.APPLIED and applied.forced
+    assert (project / "src" / "b.py").read_text() == "x = 2\n"
 
 
 async def test_the_editor_applies_and_the_backend_records(

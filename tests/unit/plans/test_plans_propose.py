@@ -10,14 +10,8 @@ import pytest
 from acp_backend.facade import BackendFacade
 from acp_client.errors import InvalidParams, InvalidState
 from acp_client.models import Plan, PlanState
-from tests.unit.plans.plan_helpers import (
-    PY,
-    git_commit_all,
-    leftovers,
-    settled,
-    until,
-    worktrees,
-)
+from tests.support.plans import plan_when, settled
+from tests.unit.plans.plan_helpers import PY, git_commit_all, leftovers, worktrees
 
 
 def fixer(name: str, *fix: str) -> str:
@@ -98,8 +92,9 @@ async def test_a_required_validation_failing_in_the_sandbox_constrains_the_plan(
     assert plan.reason is not None and "nobad" in plan.reason
     preview = await facade.dispatch("plan.preview", {"plan_id": plan.id})
     params = {"plan_id": plan.id, "expected_hash": preview["plan_hash"]}
-    with pytest.raises(InvalidState, match="constrained"):
+    with pytest.raises(InvalidState, match=r"cannot be applied: it is constrained: .*nobad") as no:
         await facade.dispatch("plan.apply", params)
+    assert no.value.remedy is not None and "apply it anyway" in no.value.remedy
     assert (project / "src" / "b.py").read_text() == "x = 1\n"
     forced = await facade.dispatch("plan.apply", {**params, "force": True})
     assert forced["state"] == "applied" and forced["forced"] is True
@@ -116,9 +111,12 @@ async def test_sandbox_validation_can_be_rerun_for_a_plan(facade: BackendFacade)
 async def test_cancelling_a_running_fix_kills_it_and_removes_the_sandbox(
     facade: BackendFacade, data_dir: Path
 ) -> None:
-    plan = await until(
+    plan = await plan_when(
         facade, (await propose(facade, "slow-fixer")).id, lambda p: p.sandbox_root is not None
     )
+    early = {"plan_id": plan.id, "expected_hash": "sha256:" + "0" * 64}
+    with pytest.raises(InvalidState, match=r"cannot be applied: it is processing: .* not ready"):
+        await facade.dispatch("plan.apply", early)
     cancelled = await facade.dispatch("plan.cancel", {"plan_id": plan.id})
     assert cancelled["state"] == "cancelled"
     assert not leftovers(data_dir / "sandboxes", "*")

@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import pytest
 
-from acp_backend.plans.text import EditError, apply_edits, compute_edits, lsp_lines, overlaps
-from acp_client.models import Location, TextEdit
+from acp_backend.plans.changes import PlannedFile, build_changes, sha256
+from acp_backend.plans.text import EditError, apply_edits, compute_edits, lsp_lines
+from acp_client.models import ChangeKind, Location, TextEdit
+from acp_client.text import BOM, edits_overlap
 
 
 def edit(line: int, char: int, end_line: int, end_char: int, text: str) -> TextEdit:
@@ -46,5 +48,70 @@ def test_positions_past_the_end_clamp() -> None:
 def test_overlapping_edits_are_refused() -> None:
     with pytest.raises(EditError):
         apply_edits("abcdef", [edit(0, 0, 0, 3, "x"), edit(0, 2, 0, 4, "y")])
-    assert overlaps([edit(0, 0, 0, 3, "x")], [edit(0, 3, 0, 3, "y")])
-    assert not overlaps([edit(0, 0, 0, 3, "x")], [edit(1, 0, 1, 1, "y")])
+    assert edits_overlap(edit(0, 0, 0, 3, "x"), edit(0, 3, 0, 3, "y"))
+    assert not edits_overlap(edit(0, 0, 0, 3, "x"), edit(1, 0, 1, 1, "y"))
+
+
+def test_a_reversed_range_is_refused() -> None:
+    with pytest.raises(EditError, match="ends before it starts"):
+        apply_edits("abc\ndef\n", [edit(1, 2, 1, 1, "x")])
+    reversed_lines = Location(path="f", line=1, character=0, end_line=0)
+    with pytest.raises(EditError, match="ends before it starts"):
+        apply_edits("abc\ndef\n", [TextEdit(location=reversed_lines, new_text="x")])
+
+
+def test_an_end_line_without_an_end_character_runs_to_that_lines_end() -> None:
+    # As acp_client.text.span reads it (and SARIF a region without endColumn):
+    # the sandbox's apply and the editor's agree.
+    to_end = Location(path="f", line=0, character=1, end_line=1)
+    assert apply_edits("abc\ndef\nghi\n", [TextEdit(location=to_end, new_text="X")]) == (
+        "aX\nghi\n"
+    )
+    whole_line = Location(path="f", line=1, character=0, end_line=1)
+    assert apply_edits("abc\r\ndef\r\n", [TextEdit(location=whole_line, new_text="")]) == (
+        "abc\r\n\r\n"
+    )
+    point = Location(path="f", line=0, character=1)  # no end line: an insertion
+    assert apply_edits("abc\n", [TextEdit(location=point, new_text="X")]) == "aXbc\n"
+
+
+def test_edits_of_a_file_with_a_bom_do_not_count_it() -> None:
+    old, new = BOM + "import os\nx = 1\n", BOM + "import sys\nx = 1\n"
+    edits, _ = compute_edits("f", old, new)
+    assert [(e.location.line, e.location.character, e.new_text) for e in edits] == [
+        (0, 0, "import sys\n")
+    ]
+    assert not any(BOM in e.new_text for e in edits)
+    assert apply_edits(old, edits) == new  # the BOM stays in front
+    # An editor's edit (its buffer has no BOM) lands where it says.
+    assert apply_edits(old, [edit(0, 7, 0, 9, "re")]) == BOM + "import re\nx = 1\n"
+    assert apply_edits(BOM, [edit(0, 0, 0, 0, "x")]) == BOM + "x"
+
+
+@pytest.mark.parametrize(
+    ("old", "new"),
+    [
+        (BOM + "a\nb\n", "a\nB\n"),  # the BOM goes
+        ("a\nb\n", BOM + "a\nB\n"),  # the BOM comes
+    ],
+)
+def test_a_bom_on_one_side_only_is_no_edit(old: str, new: str) -> None:
+    edits, produced = compute_edits("f", old, new)
+    assert [(e.location.line, e.new_text) for e in edits] == [(1, "B\n")]
+    assert [(lines.start, lines.end) for lines in produced] == [(1, 2)]
+
+
+def test_a_change_keeps_the_files_bom_in_its_content_and_hash() -> None:
+    base, new = BOM + "import os\nx = 1\n", BOM + "x = 1\n"
+    [change] = build_changes([PlannedFile(ChangeKind.MODIFY, "m.py", base, new)])
+    assert change.new_text == new
+    assert change.base_sha256 == sha256(base.encode("utf-8"))
+    [removal] = change.edits
+    location = removal.location
+    assert (location.line, location.character, location.end_line, location.end_character) == (
+        0,
+        0,
+        1,
+        0,
+    )
+    assert removal.new_text == ""

@@ -277,9 +277,14 @@ class TestPresets:
     def test_every_preset_is_a_valid_declaration(self) -> None:
         from acp_backend.validation.presets import PRESETS
 
+        counting = set()
         for name in PRESETS:
             (config,) = parse_config(f'[[validations]]\npreset = "{name}"\nmode = "required"\n')
             assert config.preset == name
+            if config.columns_count_bom:
+                counting.add(name)
+        # Measured: these count a BOM in line 1's columns (tests/integration/test_bom_real.py).
+        assert counting == {"clang", "pyright", "semgrep", "shellcheck"}
 
     def test_per_tool_and_per_code_columns(self) -> None:
         (config,) = parse_config(

@@ -27,7 +27,8 @@ from acp_backend.validation.runner import Ending, ProcessOutcome
 from acp_backend.validation.validator import judge
 from acp_client.models import Finding, SeverityHint
 from acp_client.paths import path_to_uri
-from tests.unit.validation.validation_helpers import FIXTURES, SOURCES, declared
+from tests.support.validation import FIXTURES
+from tests.unit.validation.validation_helpers import SOURCES, declared
 
 SAMPLE = (SOURCES / "unicode_sample.py").read_text(encoding="utf-8").splitlines()
 SARIF = declared('format = "sarif"')

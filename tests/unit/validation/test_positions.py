@@ -113,3 +113,60 @@ def test_offsets_count_each_line_break_as_written(newline: bytes) -> None:
         column = len(before) - (before.rfind("\n") + 1)
         assert source.at_offset(char_offset, ColumnUnit.CODE_POINTS) == (line, column)
     assert source.at_offset(len(text) + 5, ColumnUnit.CODE_POINTS) == (2, 2)
+
+
+@pytest.mark.parametrize("unit", list(ColumnUnit))
+def test_a_bom_is_in_no_line_and_no_column(unit: ColumnUnit) -> None:
+    """Tools count a BOM file's columns as they count the same file's without
+    it (ruff, bandit, flake8, mypy --no-native-parser: measured), and the
+    contract's line 0 starts after it: a BOM changes no position."""
+    text = "\t".join(LINES[:2]) + "\n" + LINES[2]
+    with_bom, without = SourceText(b"\xef\xbb\xbf" + text.encode()), SourceText(text.encode())
+    assert with_bom.line(0) == without.line(0) and "\ufeff" not in (with_bom.line(0) or "")
+    assert with_bom.line_count() == without.line_count() == 2
+    for number in range(2):
+        line = without.line(number) or ""
+        assert with_bom.line_length(number) == len(line)
+        for index in range(len(line) + 2):
+            column = units_before(line, index, unit)
+            expected = without.to_code_points(number, column, unit)
+            assert with_bom.to_code_points(number, column, unit) == expected, (number, index)
+
+
+def test_a_bom_alone_is_an_empty_line() -> None:
+    source = SourceText(b"\xef\xbb\xbf")
+    assert (source.line_count(), source.line(0)) == (1, "")
+
+
+@pytest.mark.parametrize(
+    ("unit", "offset"), [(ColumnUnit.BYTES, 3 + 4), (ColumnUnit.CODE_POINTS, 3)]
+)
+def test_a_byte_offset_counts_the_bom_and_a_character_offset_does_not(
+    unit: ColumnUnit, offset: int
+) -> None:
+    """SARIF's byteOffset counts the file's bytes (its binary region covers
+    the same bytes as its text region); charOffset counts the text."""
+    source = SourceText("\ufeffaé\nbc".encode())
+    assert source.at_offset(offset, unit) == (1, 0)
+    assert source.at_offset(0, unit) == (0, 0)
+
+
+@pytest.mark.parametrize("unit", list(ColumnUnit))
+def test_a_tool_that_counts_the_bom_is_read_without_it(unit: ColumnUnit) -> None:
+    """semgrep and clang count a BOM's 3 bytes in line 1's columns, pyright
+    and shellcheck one character (``columns_count_bom``): line 0 only."""
+    bom = 3 if unit is ColumnUnit.BYTES else 1
+    text = LINES[0] + "\n" + LINES[1]
+    source = SourceText(b"\xef\xbb\xbf" + text.encode())
+    assert source.has_bom and not SourceText(text.encode()).has_bom
+    for index in range(len(LINES[0]) + 1):
+        column = units_before(LINES[0], index, unit)
+        assert source.to_code_points(0, column + bom, unit, bom_counted=True) == index
+    assert source.to_code_points(0, 0, unit, bom_counted=True) == 0  # the BOM itself
+    column = units_before(LINES[1], 5, unit)
+    assert source.to_code_points(1, column, unit, bom_counted=True) == 5  # not line 1
+    plain = SourceText(text.encode())  # no BOM: nothing to take off
+    assert plain.to_code_points(0, 4, unit, bom_counted=True) == 4
+    offset_unit = ColumnUnit.CODE_POINTS
+    assert source.at_offset(1 + 4, offset_unit, bom_counted=True) == (0, 4)
+    assert source.at_offset(3 + 4, ColumnUnit.BYTES, bom_counted=True) == (0, 4)

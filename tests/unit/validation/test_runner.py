@@ -11,13 +11,8 @@ from pathlib import Path
 import pytest
 
 from acp_backend.validation.runner import Ending, run_command, validator_environment
-from tests.unit.validation.validation_helpers import (
-    HANGING_VALIDATOR,
-    group_ends,
-    read_pids,
-    running_in_group,
-    until,
-)
+from tests.support.validation import HANGING_VALIDATOR, group_ends, read_pids, running_in_group
+from tests.support.waiting import until
 
 PYTHON = sys.executable
 
@@ -80,7 +75,7 @@ async def test_cancelling_kills_the_whole_process_group_before_returning(tmp_pat
     task = asyncio.create_task(
         run_command((PYTHON, str(script), str(pids)), cwd=tmp_path, time_limit=60)
     )
-    await until(pids.exists)
+    await until(pids.exists, 30)
     leader, child = read_pids(pids)
     assert set(running_in_group(leader)) == {leader, child}
     task.cancel()

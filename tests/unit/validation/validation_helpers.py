@@ -2,14 +2,9 @@
 
 from __future__ import annotations
 
-import asyncio
-import time
-from collections.abc import Callable
-from pathlib import Path
-
 from acp_backend.validation.config import ValidationConfig, parse_config
+from tests.support.validation import FIXTURES
 
-FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "validation"
 SOURCES = FIXTURES / "sources"
 
 
@@ -21,46 +16,3 @@ def declared(body: str) -> ValidationConfig:
     head += "" if "command =" in body else 'command = ["true"]\n'
     (config,) = parse_config(f"[[validations]]\n{head}{body}")
     return config
-
-
-# A validator that starts a child of its own, says who they are, and hangs.
-HANGING_VALIDATOR = """\
-import os, subprocess, sys, time
-child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(120)"])
-with open(sys.argv[1] + ".tmp", "w") as out:
-    out.write(f"{os.getpid()} {child.pid}")
-os.replace(sys.argv[1] + ".tmp", sys.argv[1])
-time.sleep(120)
-"""
-
-
-def running_in_group(pgid: int) -> list[int]:
-    """Live (non-zombie) processes whose process group is ``pgid``."""
-    members = []
-    for stat in Path("/proc").glob("[0-9]*/stat"):
-        try:
-            fields = stat.read_text().rsplit(")", 1)[1].split()
-        except OSError:
-            continue  # exited while we looked
-        state, group = fields[0], int(fields[2])
-        if group == pgid and state != "Z":
-            members.append(int(stat.parent.name))
-    return members
-
-
-async def until(condition: Callable[[], bool], seconds: float = 30.0) -> None:
-    deadline = time.monotonic() + seconds
-    while not condition():
-        assert time.monotonic() < deadline, "timed out waiting"
-        await asyncio.sleep(0.02)
-
-
-def read_pids(path: Path) -> list[int]:
-    """The pids ``HANGING_VALIDATOR`` wrote: its own (= its process group's), its child's."""
-    return [int(pid) for pid in path.read_text().split()]
-
-
-async def group_ends(pgid: int) -> None:
-    """Wait (briefly) until no live process is left in the group: a SIGKILLed
-    process closes its pipes a moment before it stops being listed as running."""
-    await until(lambda: running_in_group(pgid) == [], seconds=5)

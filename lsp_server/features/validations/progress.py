@@ -9,17 +9,19 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Awaitable, Callable
+from collections.abc import Callable, Coroutine
 from dataclasses import dataclass
+from typing import Any
 
-from lsprotocol.types import WorkDoneProgressBegin, WorkDoneProgressEnd, WorkDoneProgressReport
-from pygls.progress import Progress
+from lsprotocol.types import WorkDoneProgressBegin
 
 from acp_client.events import ValidationCompleted, ValidationResultEvent, ValidationStarted
+from lsp_server.editor import Editor
 
 log = logging.getLogger(__name__)
 
 RunEvent = ValidationStarted | ValidationResultEvent | ValidationCompleted
+CancelRun = Callable[[str], Coroutine[Any, Any, object]]
 
 
 class _Interrupted:
@@ -37,8 +39,8 @@ class _Run:
 
 
 class RunProgress:
-    def __init__(self, progress: Progress, cancel_run: Callable[[str], Awaitable[object]]) -> None:
-        self._progress = progress
+    def __init__(self, editor: Editor, cancel_run: CancelRun) -> None:
+        self._editor = editor
         self._cancel_run = cancel_run
         self._runs: dict[str, _Run] = {}
         self._queue: asyncio.Queue[RunEvent | _Interrupted] = asyncio.Queue()
@@ -61,56 +63,38 @@ class RunProgress:
             except Exception:
                 log.exception("could not show progress for %s", type(event).__name__)
 
-    async def cancel(self, token: str) -> None:
-        """The editor cancelled a progress: cancel the run it shows."""
-        for run_id, run in self._runs.items():
-            if run.token == token:
-                await self._cancel_run(run_id)
-                return
-
     async def _show(self, event: RunEvent | _Interrupted) -> None:
         if isinstance(event, _Interrupted):
             for interrupted in self._runs.values():
-                self._end(interrupted, INTERRUPTED_MESSAGE)
+                self._editor.end_progress(interrupted.token, INTERRUPTED_MESSAGE)
             self._runs.clear()
             return
         if isinstance(event, ValidationStarted):
             token = f"acp-run-{event.run_id}"
-            # Shielded: cancelling this worker (at shutdown) must not cancel
-            # pygls's pending request, or the editor's answer to it is then
-            # reported to the editor as an error naming a cancelled Future.
-            await asyncio.shield(self._progress.create_async(token))  # refused: no progress
-            self._runs[event.run_id] = _Run(token, max(1, len(event.validations)))
-            self._progress.begin(
-                token,
-                WorkDoneProgressBegin(
-                    title="Validating",
-                    message=", ".join(event.validations),
-                    cancellable=True,
-                    percentage=0,
-                ),
+            begin = WorkDoneProgressBegin(
+                title="Validating",
+                message=", ".join(event.validations),
+                cancellable=True,
+                percentage=0,
             )
+            run_id = event.run_id
+            if await self._editor.start_progress(token, begin, lambda: self._cancel_run(run_id)):
+                self._runs[run_id] = _Run(token, max(1, len(event.validations)))
             return
         run = self._runs.get(
             event.run_id if isinstance(event, ValidationCompleted) else event.result.run_id
         )
         if run is None:
-            return  # started before this session was listening
+            return  # started before this session was listening, or refused a token
         if isinstance(event, ValidationResultEvent):
             run.done += 1
             verdict = "passed" if event.result.passed else "failed"
-            self._progress.report(
-                run.token,
-                WorkDoneProgressReport(
-                    message=f"{event.result.validation} {verdict}",
-                    percentage=min(100, run.done * 100 // run.total),
-                ),
+            percentage = min(100, run.done * 100 // run.total)
+            self._editor.report_progress(
+                run.token, f"{event.result.validation} {verdict}", percentage
             )
             return
         del self._runs[event.run_id]
         summary = event.summary
-        self._end(run, f"{summary.required_failed + summary.informational_failed} failed")
-
-    def _end(self, run: _Run, message: str) -> None:
-        self._progress.tokens.pop(run.token, None)
-        self._progress.end(run.token, WorkDoneProgressEnd(message=message))
+        failed = summary.required_failed + summary.informational_failed
+        self._editor.end_progress(run.token, f"{failed} failed")

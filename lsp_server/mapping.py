@@ -1,8 +1,10 @@
 """Marks (``lsp_server.marks``) -> LSP diagnostics, as JSON text.
 
-One converter: a diagnostic is written as the JSON text the editor receives,
-and a push joins those texts as they are (no lsprotocol object, no cattrs
-pass: a 370-finding save spent most of its publish there; ADR 0015). No
+One converter for every feature that shows or reads diagnostics (the
+diagnostics themselves, the code actions on them): a diagnostic is written
+as the JSON text the editor receives, and a push joins those texts as they
+are (no lsprotocol object, no cattrs pass: a 370-finding save spent most of
+its publish there; ADR 0015). No
 nested dicts for ``json.dumps`` either: the part a result's diagnostics
 share is written once per result, and a diagnostic costs its two columns
 and the escaping of its message and code, with the very function
@@ -11,7 +13,7 @@ Where pygls needs objects (pull reports, code actions), ``as_objects``
 parses and structures the same text.
 
 The hot path takes a file's held results and finding indexes
-(``DiagnosticsStore.held``), not ``Mark`` objects: a 10,000-finding burst
+(``ResultStore.held``), not ``Mark`` objects: a 10,000-finding burst
 built one per finding for nothing.
 
 A finding's related places (SARIF ``relatedLocations``, extra locations,
@@ -28,17 +30,21 @@ import string
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from json.encoder import encode_basestring_ascii as _string
+from typing import TYPE_CHECKING
 from urllib.parse import urlsplit
 
 from lsprotocol.converters import get_converter
 from lsprotocol.types import Diagnostic, PositionEncodingKind
 
 from acp_client.models import MAX_POSITION, Finding, Location, RelatedLocation, ValidationResult
+from acp_client.paths import CONFIG_FILE
 from lsp_server.marks import ConfigMark, Held, Severity, severity_for, spots
 from lsp_server.positions import Lines, column, line_at
-from lsp_server.roots import DECLARATION_FILE
 
-CONFIG_SOURCE = DECLARATION_FILE
+if TYPE_CHECKING:
+    from lsp_server.documents import Document
+
+CONFIG_SOURCE = CONFIG_FILE
 """The ``source`` of the diagnostic that says the declaration file is broken."""
 
 _converter = get_converter()
@@ -54,6 +60,29 @@ class Links:
 
     place: Place | None  # None: no ``relatedInformation``
     code_description: bool
+
+
+def shown_diagnostics(
+    held: Iterable[Held],
+    document: Document | None,
+    path: str,
+    lines: Lines | None,
+    encoding: PositionEncodingKind | str,
+    *,
+    links: Links | None = None,
+    config_error: ConfigMark | None = None,
+) -> list[str]:
+    """What the editor shows of one file: its findings, against the text it
+    has, and its ``acp.toml`` error if this is the file. A result computed
+    on other text than an open buffer's (another validation re-ran after an
+    edit, this one not yet) is held back until its validation reports
+    again: placed on the new text it would be wrong."""
+    if document is not None:
+        held = [(result, where) for result, where in held if document.holds(result, path)]
+    shown = file_diagnostics(held, lines, encoding, links)
+    if config_error is not None:
+        shown.append(config_diagnostic(config_error, lines, encoding))
+    return shown
 
 
 def file_diagnostics(

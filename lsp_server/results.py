@@ -1,4 +1,6 @@
-"""The one diagnostics store both push and pull serve from.
+"""What the validations show: the session's mirror of the backend's results.
+
+The one store diagnostics (push and pull), code actions and hover read.
 
 A file is a scope (resource id) and a path relative to its root; a new
 result for a validation replaces only that validation's marks, in every
@@ -59,7 +61,7 @@ class _Shown:
         return {path for _, where in self.layers for path in where}
 
 
-class DiagnosticsStore:
+class ResultStore:
     def __init__(self) -> None:
         # By scope, then by validation; a file's validations are found by
         # looking its path up in each (a scope has few validations).
@@ -69,7 +71,6 @@ class DiagnosticsStore:
         # after a change of the scope's layers.
         self._layers: dict[str, list[tuple[ValidationResult, Placed]]] = {}
         self._config_errors: dict[str, ConfigMark] = {}  # by resource id
-        self._plan_scopes: dict[str, str] = {}  # plan id -> its sandbox's scope
         # By scope, then by path (the findings' own string: no key tuple a file).
         self._versions: dict[str, dict[str, int]] = {}
         self._clock = 0
@@ -90,8 +91,6 @@ class DiagnosticsStore:
             return set()
         if result.outcome is ResultOutcome.CANCELLED:
             return set()
-        if result.plan_id is not None:
-            self._plan_scopes[result.plan_id] = scope
         validations = self._shown.setdefault(scope, {})
         shown = validations.get(result.validation)
         if shown is not None and result.started_at < shown.latest.started_at:
@@ -233,24 +232,6 @@ class DiagnosticsStore:
         return [
             mark_at(result, index) for result, shown in self.held(key) for index in indexes(shown)
         ]
-
-    def latest(
-        self,
-        resource_id: str,
-        validation: str,
-        plan_id: str | None = None,
-        result_id: str | None = None,
-    ) -> ValidationResult | None:
-        """The latest result of a validation of a resource, or of one of its
-        plans; with ``result_id``, that result if some file still shows its
-        findings (what a diagnostic's ``data`` leads back to), else None."""
-        scope = resource_id if plan_id is None else self._plan_scopes.get(plan_id)
-        shown = None if scope is None else self._shown.get(scope, {}).get(validation)
-        if shown is None:
-            return None
-        if result_id is None or shown.latest.id == result_id:
-            return shown.latest
-        return next((result for result, _ in shown.layers if result.id == result_id), None)
 
     def version(self, key: FileKey) -> int:
         return self._versions.get(key[0], {}).get(key[1], 0)

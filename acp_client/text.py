@@ -1,0 +1,90 @@
+"""Text as the contract counts it, decided once for every side.
+
+- **Lines** end at ``\\r\\n``, ``\\r`` or ``\\n`` (LSP's three; ``str.splitlines``
+  also splits on form feeds, U+2028 and more).
+- **The text a tool read** is named by the sha256 of the file's bytes
+  (``ValidationResult.file_hashes``, ``FileChange.base_sha256``). An editor's
+  buffer is that file when the digests agree, **with or without a UTF-8
+  BOM** in front: editors drop the BOM from the text they hold (VS Code,
+  Neovim with ``'bomb'``) and write it back on save. Line ends are compared
+  as they are: a CRLF file is a CRLF buffer.
+- **Positions never count a BOM**: line 0 starts after it, as in an editor
+  (``decoded`` reads a file that way).
+- **Two edits overlap** when they are in the same file and their ranges
+  meet, touching included: two insertions at one point, or one at the very
+  end of another's range, would depend on the order they are applied in.
+
+No pydantic here: the language server loads this before its models (ADR 0016).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from acp_client.models import Location, TextEdit
+
+LINE_BREAK = re.compile(r"\r\n|\r|\n")
+LINE_BREAK_BYTES = re.compile(rb"\r\n|\r|\n")
+BOM = "\ufeff"
+BOM_BYTES = BOM.encode("utf-8")
+
+
+def split_lines(text: str) -> list[str]:
+    """The lines of ``text`` without their breaks (one more than breaks)."""
+    return text.split("\n") if "\r" not in text else LINE_BREAK.split(text)
+
+
+def decoded(data: bytes) -> str:
+    """A file's bytes as an editor shows them: UTF-8 (undecodable bytes
+    replaced, so such a file never matches a digest), its BOM dropped."""
+    return data.decode("utf-8", "replace").removeprefix(BOM)
+
+
+def digest(text: str) -> str:
+    """sha256 of ``text`` as UTF-8 bytes (lone surrogates kept as they are)."""
+    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
+
+
+def digests(text: str) -> frozenset[str]:
+    """The digests of every file an editor could hold as ``text``: the text
+    itself and the text behind a BOM (and, for a text that still starts
+    with one, the text without it)."""
+    bare = text.removeprefix(BOM)
+    return frozenset((digest(bare), digest(BOM + bare)))
+
+
+def holds(text: str, expected: str) -> bool:
+    """Whether ``text`` is the file whose bytes hashed to ``expected``."""
+    return expected in digests(text)
+
+
+Point = tuple[int, int]
+"""(line, code points)."""
+
+
+END_OF_LINE = 2**31 - 1
+"""The character of an end that names a line but no character: that line's
+end (as SARIF reads a region without ``endColumn``), clamped to the text
+where there is one."""
+
+
+def span(location: Location) -> tuple[Point, Point]:
+    """A location's start and end: a location without an end line is a
+    point; one with an end line but no end character runs to that line's
+    end; an end before the start is taken as the start."""
+    start = (location.line, location.character)
+    if location.end_line is None:
+        return start, start
+    end_character = END_OF_LINE if location.end_character is None else location.end_character
+    return start, max(start, (location.end_line, end_character))
+
+
+def edits_overlap(a: TextEdit, b: TextEdit) -> bool:
+    """Whether two edits meet in the same file, touching included."""
+    if a.location.path != b.location.path:
+        return False
+    (start_a, end_a), (start_b, end_b) = span(a.location), span(b.location)
+    return start_a <= end_b and start_b <= end_a

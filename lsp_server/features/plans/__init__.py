@@ -1,0 +1,320 @@
+"""Plans: propose a fix as a plan, preview, apply, cancel, re-run its validations.
+
+Offered on the files a plan touches (``actions``) and run as ``acp.*``
+commands (``runs``). Whether a plan can be applied is the contract's rule
+(``acp_client.appliable``), asked by the listing and by the apply alike.
+
+Applying goes through the editor, not behind its back: the previewed change
+set becomes a ``WorkspaceEdit`` of versioned document edits (annotated
+``needsConfirmation`` where the editor can show a refactor preview), sent
+with ``workspace/applyEdit``; only once the editor has applied it is the
+apply recorded with the backend (``plan.apply`` with the previewed hash and
+``applied_by_client``), so the plan's state and events stay true. An editor
+without ``applyEdit`` (or one that cannot create, delete or rename files
+when the plan does) gets the backend-side apply, refused while any target
+is open with unsaved changes: an unsaved edit is never overwritten on disk.
+Every refusal is one message naming what to do; nothing is written.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+from collections.abc import Iterable, Mapping
+
+from lsprotocol import types
+
+from acp_client.appliable import constrained_because, why_not_appliable
+from acp_client.client import AcpClient
+from acp_client.errors import AcpError, TransportError
+from acp_client.events import Event, PlanChanged
+from acp_client.models import (
+    APPLIABLE_PLAN_STATES,
+    OPEN_PLAN_STATES,
+    ChangeKind,
+    Plan,
+    PlanState,
+)
+from acp_client.paths import path_to_uri
+from lsp_server.calls import BackendCalls
+from lsp_server.code_actions import ActionRequest, action
+from lsp_server.commands import (
+    APPLY_PLAN,
+    CANCEL_PLAN,
+    PLAN_KIND,
+    PREVIEW_PLAN,
+    PROPOSE_FIX,
+    QUICK_FIX,
+    RERUN_PLAN,
+    PlanArgs,
+    ProposeArgs,
+)
+from lsp_server.editor import Editor
+from lsp_server.features import Feature, Runner
+from lsp_server.features.plans.progress import PlanProgress
+from lsp_server.snapshot import Snapshot
+from lsp_server.workspace_edits import (
+    Annotation,
+    EditorCannot,
+    EditorFile,
+    EditSupport,
+    Stale,
+    plan_edit,
+)
+
+log = logging.getLogger(__name__)
+
+Info, Warning_, Error = types.MessageType.Info, types.MessageType.Warning, types.MessageType.Error
+NOT_APPLIED = {"applied": False}
+
+
+class Plans(Feature):
+    def __init__(self, editor: Editor, calls: BackendCalls) -> None:
+        super().__init__(editor, calls)
+        self.progress = PlanProgress(editor, self._cancel)
+        self.runs: Mapping[str, Runner] = {
+            PROPOSE_FIX: self.propose,
+            PREVIEW_PLAN: self.preview,
+            APPLY_PLAN: self.apply,
+            CANCEL_PLAN: self.cancel,
+            RERUN_PLAN: self.rerun,
+        }
+
+    def event(self, event: Event, snapshot: Snapshot) -> None:
+        if isinstance(event, PlanChanged):
+            self.progress.changed(event.plan)
+
+    async def _cancel(self, plan_id: str) -> None:
+        """The editor cancelled a proposal's progress."""
+        client = self.calls.client
+        if client is not None:
+            await self.calls.guarded(client.plan_cancel(plan_id))
+
+    # --- the listing -------------------------------------------------------
+
+    def actions(self, request: ActionRequest) -> Iterable[types.CodeAction]:
+        if request.wanted(QUICK_FIX):
+            yield from _proposals(request)
+        if request.wanted(PLAN_KIND):
+            yield from _plan_actions(request.snapshot)
+
+    # --- commands ----------------------------------------------------------
+
+    async def propose(self, snapshot: Snapshot, args: object) -> object:
+        assert isinstance(args, ProposeArgs)
+        client = snapshot.connected()
+        plan = await client.plan_execute(args.resource_id, args.validation, paths=args.paths)
+        with_progress = snapshot.support.work_done_progress
+        self.progress.follow(plan, f"Proposing a fix with {args.validation}", with_progress)
+        return plan.model_dump(mode="json")
+
+    async def preview(self, snapshot: Snapshot, args: object) -> object:
+        """Name the files in a message, put the diff in the log, and, when
+        the plan has a sandbox and the editor can show a document, open the
+        first changed file's sandbox copy: the proposed text, with the
+        plan's own diagnostics on it."""
+        assert isinstance(args, PlanArgs)
+        client = snapshot.connected()
+        plan = await client.plan_get(args.plan_id)
+        preview = await client.plan_preview(args.plan_id)
+        files = ", ".join(change.path for change in preview.changes) or "no files"
+        moved = f" Changed since it was made: {', '.join(preview.moved)}." if preview.moved else ""
+        self.editor.say(
+            f"Plan “{plan.title}” ({plan.state}) changes {files}.{moved} The diff is in the "
+            "language server's log; “Apply plan” applies it.",
+            Info,
+        )
+        for change in preview.changes:
+            self.editor.log(f"Plan “{plan.title}”, {change.path}:\n{change.diff}")
+        shown = [c.path for c in preview.changes if c.kind is not ChangeKind.DELETE]
+        if plan.sandbox_root is not None and shown and snapshot.support.show_document:
+            await self.editor.show_document(path_to_uri(os.path.join(plan.sandbox_root, shown[0])))
+        return preview.model_dump(mode="json")
+
+    async def cancel(self, snapshot: Snapshot, args: object) -> object:
+        assert isinstance(args, PlanArgs)
+        plan = await snapshot.connected().plan_cancel(args.plan_id)
+        self.editor.say(f"Plan “{plan.title}” cancelled.", Info)
+        return plan.model_dump(mode="json")
+
+    async def rerun(self, snapshot: Snapshot, args: object) -> object:
+        assert isinstance(args, PlanArgs)
+        client = snapshot.connected()
+        plan = await client.plan_get(args.plan_id)
+        run = await client.validation_run(plan.resource_id, plan=plan.id)
+        return {"run_id": run.run_id, "validations": list(run.validations)}
+
+    async def apply(self, snapshot: Snapshot, args: object) -> object:
+        assert isinstance(args, PlanArgs)
+        client = snapshot.connected()
+        plan = await client.plan_get(args.plan_id)
+        refusal = why_not_appliable(plan, args.force)
+        if refusal is not None:
+            remedy = (
+                "Fix that and propose again, or choose “Apply plan … anyway” to force it (recorded)"
+                if plan.state is PlanState.CONSTRAINED
+                else refusal.remedy[:1].upper() + refusal.remedy[1:]
+            )
+            self.editor.say(
+                f"Plan “{plan.title}” was not applied: {refusal.reason}. Nothing was written. "
+                f"{remedy}.",
+                Warning_,
+            )
+            return NOT_APPLIED
+        preview = await client.plan_preview(plan.id)
+        if preview.moved:
+            self.editor.say(
+                f"Plan “{plan.title}” was not applied (CONFLICT): {', '.join(preview.moved)} "
+                "changed since it was made. Nothing was written. Ask for a new plan "
+                "(“Propose fix” again, or its author).",
+                Warning_,
+            )
+            return NOT_APPLIED
+        # From here on the files as they are now, not as the request found
+        # them: the edit is checked against them, and the editor re-checks
+        # each buffer's version.
+        targets: dict[str, EditorFile] = {}
+        for path in {c.path for c in preview.changes} | {
+            c.old_path for c in preview.changes if c.old_path
+        }:
+            target = snapshot.files(plan.resource_id, path)
+            if target is None:
+                self.editor.say(f"Plan “{plan.title}”: {path} is not in a known resource.", Error)
+                return NOT_APPLIED
+            targets[path] = target
+        try:
+            if snapshot.support.apply_edit:
+                annotation = Annotation(f"acp-plan-{plan.id}", plan.title, plan.description)
+                support = EditSupport.of(snapshot.support)
+                edit = plan_edit(preview.changes, targets, snapshot.encoding, support, annotation)
+                return await self._apply_in_editor(client, plan, edit, preview.plan_hash, args)
+        except EditorCannot as exc:
+            log.info("plan %s applied by the backend: %s", plan.id, exc)
+        except Stale as exc:
+            self.editor.say(_stale_message(plan, exc), Warning_)
+            return NOT_APPLIED
+        return await self._apply_on_disk(client, plan, targets, preview.plan_hash, args)
+
+    async def _apply_in_editor(
+        self,
+        client: AcpClient,
+        plan: Plan,
+        edit: types.WorkspaceEdit,
+        plan_hash: str,
+        args: PlanArgs,
+    ) -> object:
+        answer = await self.editor.apply_edit(edit, f"Apply plan “{plan.title}”")
+        if not answer.applied:
+            why = f" ({answer.failure_reason})" if answer.failure_reason else ""
+            self.editor.say(
+                f"The editor did not apply plan “{plan.title}”{why}. Nothing was written; "
+                "the plan is still open.",
+                Warning_,
+            )
+            return NOT_APPLIED
+        try:
+            done = await client.plan_apply(
+                plan.id, plan_hash, force=args.force, applied_by_client=True
+            )
+        except AcpError as exc:
+            self.editor.say(
+                f"Plan “{plan.title}” is in the editor's buffers but the backend refused to "
+                f"record it: {exc}. Undo the edit in the editor to go back.",
+                Warning_,
+            )
+            return NOT_APPLIED
+        count = len(plan.paths)
+        self.editor.say(
+            f"Applied plan “{plan.title}” in the editor ({count} file"
+            f"{'' if count == 1 else 's'}); save to keep it.",
+            Info,
+        )
+        return {"applied": True, "plan": done.model_dump(mode="json")}
+
+    async def _apply_on_disk(
+        self,
+        client: AcpClient,
+        plan: Plan,
+        targets: Mapping[str, EditorFile],
+        plan_hash: str,
+        args: PlanArgs,
+    ) -> object:
+        dirty = sorted(path for path, target in targets.items() if target.dirty)
+        if dirty:
+            self.editor.say(
+                f"Plan “{plan.title}” was not applied: {', '.join(dirty)} "
+                f"{'has' if len(dirty) == 1 else 'have'} unsaved changes. Nothing was written. "
+                "Save or revert, then apply again.",
+                Warning_,
+            )
+            return NOT_APPLIED
+        try:
+            done = await client.plan_apply(plan.id, plan_hash, force=args.force)
+        except TransportError:
+            raise
+        except AcpError as exc:
+            self.editor.say(
+                f"Plan “{plan.title}” was not applied ({exc.kind}): {exc}. Nothing was written.",
+                Warning_,
+            )
+            return NOT_APPLIED
+        self.editor.say(
+            f"Applied plan “{plan.title}” on disk: {', '.join(done.paths)}. The editor shows "
+            "the files as they are on disk once it reloads them.",
+            Info,
+        )
+        return {"applied": True, "plan": done.model_dump(mode="json")}
+
+
+def _proposals(request: ActionRequest) -> Iterable[types.CodeAction]:
+    """ "Propose fix with *validation*" on its diagnostics, where it declares a fix."""
+    snapshot = request.snapshot
+    placement = snapshot.placement
+    if placement is None or placement.sandbox:
+        return
+    seen: dict[str, list[types.Diagnostic]] = {}
+    for diagnostic in request.here:
+        name = diagnostic.data.get("validation") if isinstance(diagnostic.data, dict) else None
+        spec = snapshot.specs.get(name) if isinstance(name, str) else None
+        if spec is not None and spec.has_fix:
+            seen.setdefault(spec.name, []).append(diagnostic)
+    for name, diagnostics in seen.items():
+        args = ProposeArgs(
+            resource_id=placement.resource.id, validation=name, paths=(placement.logical_path,)
+        )
+        title = f"Propose fix with {name} (as a plan)"
+        yield action(title, PROPOSE_FIX, args, diagnostics=diagnostics)
+
+
+def _plan_actions(snapshot: Snapshot) -> Iterable[types.CodeAction]:
+    """Each plan that touches the file and has not ended."""
+    placement = snapshot.placement
+    if placement is None:
+        return
+    for plan in snapshot.plans:
+        if placement.logical_path not in plan.paths or plan.state not in OPEN_PLAN_STATES:
+            continue
+        args = PlanArgs(plan_id=plan.id)
+        name = f"plan “{plan.title}”"
+        if plan.state in APPLIABLE_PLAN_STATES:
+            yield action(f"Preview {name}", PREVIEW_PLAN, args)
+            if why_not_appliable(plan) is None:
+                yield action(f"Apply {name}", APPLY_PLAN, args)
+            else:  # constrained: refused unless forced; the user chooses, the backend records
+                forced = PlanArgs(plan_id=plan.id, force=True)
+                title = f"Apply {name} anyway (constrained: {constrained_because(plan)})"
+                yield action(title, APPLY_PLAN, forced)
+            yield action(f"Re-run validations of {name}", RERUN_PLAN, args)
+        yield action(f"Cancel {name}", CANCEL_PLAN, args)
+
+
+def _stale_message(plan: Plan, exc: Stale) -> str:
+    what = (
+        "Save or revert it, then apply again"
+        if exc.unsaved
+        else "Ask for a new plan (“Propose fix” again, or its author)"
+    )
+    return (
+        f"Plan “{plan.title}” was not applied (CONFLICT): {exc.path}: {exc.reason}. "
+        f"Nothing was written. {what}."
+    )
