@@ -17,11 +17,11 @@ from typing import Any
 
 from pydantic import BaseModel, ValidationError
 
-from acp_backend.context import BackendContext
 from acp_backend.eventlog import DEFAULT_RETENTION, EventLog
 from acp_backend.handlers import HANDLERS, STARTUP
 from acp_backend.partial_events import whole_results
 from acp_backend.registry import Registry
+from acp_backend.services import Services
 from acp_backend.store import Store, limit_from_env
 from acp_client.errors import (
     InternalError,
@@ -90,8 +90,8 @@ def _method_not_found(name: str, message: str) -> MethodNotFound:
 class BackendFacade:
     """Implements ``acp_client.transport.Facade`` over a data dir."""
 
-    def __init__(self, context: BackendContext) -> None:
-        self.context = context
+    def __init__(self, services: Services) -> None:
+        self.services = services
         self._closed = False
 
     async def dispatch(self, method: str, params: Mapping[str, Any] | None) -> Any:
@@ -113,7 +113,7 @@ class BackendFacade:
             raise _method_not_found(name, f"{name} is not implemented by this backend yet")
         parsed = parse_params(operation, params)
         try:
-            result = await handler(self.context, parsed)
+            result = await handler(self.services, parsed)
             if not isinstance(result, operation.result):
                 raise TypeError(f"{name} handler returned {type(result).__name__}")
             return result
@@ -138,16 +138,16 @@ class BackendFacade:
     ) -> AsyncGenerator[Event, None]:
         """Typed events, shared rather than copied; ``partial``: results of
         runs on some files as logged (ADR 0017), else their stored whole."""
-        events = self.context.events.events(after)
-        return events if partial else whole_results(self.context.store, events)
+        events = self.services.events.events(after)
+        return events if partial else whole_results(self.services.store, events)
 
     async def aclose(self) -> None:
         if self._closed:
             return
         self._closed = True
-        self.context.events.close()
-        await self.context.tasks.aclose()
-        self.context.store.close()
+        self.services.events.close()
+        await self.services.tasks.aclose()
+        self.services.store.close()
 
 
 def create_facade(
@@ -164,14 +164,14 @@ def create_facade(
     store = Store(data_dir)
     events = EventLog(store, retention=retention)
     registry = Registry(store, events)
-    context = BackendContext(data_dir, store, registry, events)
+    services = Services(data_dir, store, registry, events)
     try:
         for hook in STARTUP:
-            hook(context)
+            hook(services)
     except BaseException:
         store.close()
         raise
-    return BackendFacade(context)
+    return BackendFacade(services)
 
 
 def _retention_from_env() -> int:

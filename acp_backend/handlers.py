@@ -1,7 +1,7 @@
 """The handler registry: service modules declare which operation they answer.
 
     @handles("resource.list")
-    async def list_resources(ctx: BackendContext, params: ResourceListParams) -> ...:
+    async def list_resources(services: Services, params: ResourceListParams) -> ...:
 
 A handler receives params already validated against the operation's Params
 model and returns the operation's Result model; the facade does the rest.
@@ -14,10 +14,10 @@ from typing import Any, TypeVar
 
 from pydantic import BaseModel
 
-from acp_backend.context import BackendContext
+from acp_backend.services import Services
 from acp_client.operations import OPERATIONS
 
-Handler = Callable[[BackendContext, Any], Awaitable[BaseModel]]
+Handler = Callable[[Services, Any], Awaitable[BaseModel]]
 H = TypeVar("H", bound=Handler)
 
 HANDLERS: dict[str, Handler] = {}
@@ -36,7 +36,7 @@ def handles(method: str) -> Callable[[H], H]:
     return register
 
 
-Startup = Callable[[BackendContext], None]
+Startup = Callable[[Services], None]
 STARTUP: list[Startup] = []
 
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from importlib.metadata import PackageNotFoundError, version
 
-from acp_backend.context import BackendContext
 from acp_backend.handlers import HANDLERS, handles
+from acp_backend.services import Services
 from acp_client.errors import VersionMismatch
 from acp_client.events import EVENT_TYPES
 from acp_client.operations import (
@@ -26,7 +26,7 @@ def backend_version() -> str:
 
 
 @handles("acp.initialize")
-async def initialize(ctx: BackendContext, params: InitializeParams) -> InitializeResult:
+async def initialize(services: Services, params: InitializeParams) -> InitializeResult:
     if not version_compatible(PROTOCOL_VERSION, params.protocol_version):
         raise VersionMismatch(
             f"client speaks ACP {params.protocol_version}, this backend {PROTOCOL_VERSION}",
@@ -39,5 +39,5 @@ async def initialize(ctx: BackendContext, params: InitializeParams) -> Initializ
         server_version=backend_version(),
         operations=tuple(sorted(HANDLERS)),
         events=tuple(sorted(EVENT_TYPES)),
-        last_event_id=ctx.events.last_id() or None,
+        last_event_id=services.events.last_id() or None,
     )

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from acp_backend.context import BackendContext
 from acp_backend.handlers import handles
+from acp_backend.services import Services
 from acp_client.models import Resource
 from acp_client.operations import (
     ResourceListParams,
@@ -16,20 +16,20 @@ from acp_client.operations import (
 
 
 @handles("resource.list")
-async def list_resources(ctx: BackendContext, params: ResourceListParams) -> ResourceListResult:
-    return ResourceListResult(resources=tuple(ctx.registry.resources()))
+async def list_resources(services: Services, params: ResourceListParams) -> ResourceListResult:
+    return ResourceListResult(resources=tuple(services.registry.resources()))
 
 
 @handles("resource.register")
-async def register(ctx: BackendContext, params: ResourceRegisterParams) -> Resource:
-    return ctx.registry.register(params.path, params.name)
+async def register(services: Services, params: ResourceRegisterParams) -> Resource:
+    return services.registry.register(params.path, params.name)
 
 
 @handles("resource.unregister")
-async def unregister(ctx: BackendContext, params: ResourceUnregisterParams) -> Resource:
-    return ctx.registry.unregister(params.resource)
+async def unregister(services: Services, params: ResourceUnregisterParams) -> Resource:
+    return services.registry.unregister(params.resource)
 
 
 @handles("resource.resolve")
-async def resolve(ctx: BackendContext, params: ResourceResolveParams) -> ResourceResolveResult:
-    return ctx.registry.resolve(params.path)
+async def resolve(services: Services, params: ResourceResolveParams) -> ResourceResolveResult:
+    return services.registry.resolve(params.path)

@@ -122,7 +122,7 @@ async def prepare(data_dir: Path, root: Path) -> str:
             for n in range(FINDINGS)
         )
         now = datetime.now(UTC)
-        facade.context.store.insert_result(
+        facade.services.store.insert_result(
             ValidationResult(
                 id=new_ulid(),
                 validation="ruff",

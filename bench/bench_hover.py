@@ -239,7 +239,7 @@ async def run() -> list[Row]:
         facade = create_facade(data)
         resource = await facade.dispatch("resource.register", {"path": str(project)})
         await facade.dispatch("resource.register", {"path": str(many)})
-        facade.context.store.insert_result(finding_result(resource["id"], text))
+        facade.services.store.insert_result(finding_result(resource["id"], text))
         line_text = text.split("\n")[HOVER_LINE]
         character = len(line_text[: line_text.index("nmae") + 1].encode("utf-16-le")) // 2
         texts = [text + f"# edit {n}\n" for n in range(HOVERS)]

@@ -33,8 +33,6 @@ import time
 from pathlib import Path
 from typing import Any
 
-from lsp_server.features.diagnostics.mapping import diagnostics
-from lsp_server.features.diagnostics.store import DiagnosticsStore
 from rows import Row, run_bench
 
 from acp_backend.facade import BackendFacade, create_facade
@@ -42,6 +40,8 @@ from acp_backend.validation.runner import validator_environment
 from acp_client.events import ValidationResultEvent, parse_event
 from acp_client.models import ValidationResult
 from acp_client.operations import ValidationRunResult
+from lsp_server.mapping import file_diagnostics
+from lsp_server.results import ResultStore
 
 LIBRARIES = ("pip", "setuptools")
 SAVED = "src/pip/_internal/req/req_install.py"
@@ -85,7 +85,7 @@ def tool_direct_ms(root: Path, extra: list[str]) -> float:
 
 
 async def run_ms(
-    facade: BackendFacade, root: Path, paths: list[str] | None, store: DiagnosticsStore
+    facade: BackendFacade, root: Path, paths: list[str] | None, store: ResultStore
 ) -> tuple[float, int]:
     """Start to the validator's result in the language server's ``store``
     (with the marks of the files it changed built); and how many findings
@@ -101,13 +101,12 @@ async def run_ms(
         if isinstance(event, ValidationResultEvent) and event.result.run_id == started.run_id:
             changed = take_in(store, event)
             for key in changed:  # the diagnostics a session would send for each file
-                for result, indexes in store.held(key):
-                    diagnostics(result, indexes, None, "utf-16")
+                file_diagnostics(store.held(key), None, "utf-16")
             return (time.perf_counter() - began) * 1000, len(event.result.findings)
     raise RuntimeError("the event stream ended")
 
 
-def take_in(store: DiagnosticsStore, event: ValidationResultEvent) -> set[tuple[str, str]]:
+def take_in(store: ResultStore, event: ValidationResultEvent) -> set[tuple[str, str]]:
     if event.covered is None or event.base_result_id is None:
         return store.apply(event.result)
     changed = store.apply_partial(event.result, event.covered, event.base_result_id)
@@ -125,7 +124,7 @@ async def measure(root: Path, data: Path) -> dict[str, float]:
     facade = create_facade(data)
     try:
         await facade.dispatch("resource.register", {"path": str(root), "name": "bench"})
-        store = DiagnosticsStore()
+        store = ResultStore()
         full_ms, full_findings = await run_ms(facade, root, None, store)
         saves = []
         for _ in range(ROUNDS):

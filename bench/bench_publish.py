@@ -35,7 +35,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-from lsp_server.features.diagnostics.store import DiagnosticsStore
+import presenting
 from rows import Row, run_bench
 
 from acp_client.models import Finding, Location, Resource, ValidationMode, ValidationResult
@@ -83,8 +83,7 @@ def burst(validation: str, paths: list[str], at: int = 0) -> ValidationResult:
 def presenter(root: Path) -> tuple[Presenter, list[FileKey]]:
     roots = Roots()
     roots.remember(Resource(id="R", name="bench", root=str(root), created_at=T0))
-    changed: list[FileKey] = []
-    return Presenter(DiagnosticsStore(), roots, "utf-16", changed.extend), changed
+    return presenting.presenter(roots), []
 
 
 def publish(view: Presenter, keys: list[FileKey]) -> list[str]:
@@ -126,7 +125,7 @@ def first_publish(root: Path, start: str) -> Row:
 
     def prepare() -> tuple[Presenter, list[FileKey]]:
         view, changed = presenter(root)
-        view.apply(result)
+        changed.extend(view.store.apply(result))
         return view, changed
 
     value = best_ms(prepare, lambda state: publish(*state))
@@ -146,10 +145,8 @@ def second_publish(root: Path) -> Row:
 
     def prepare() -> tuple[Presenter, list[FileKey]]:
         view, changed = presenter(root)
-        view.apply(first)
-        publish(view, changed)
-        changed.clear()
-        view.apply(second)
+        publish(view, list(view.store.apply(first)))
+        changed.extend(view.store.apply(second))
         return view, changed
 
     value = best_ms(prepare, lambda state: publish(*state))

@@ -3,8 +3,8 @@
 ``python bench/held_heap.py FINDINGS WORK_DIR``: a project under WORK_DIR
 whose validators (``bench/run.py``'s burst: 10 findings in each file, at
 most 10,000 per result) report FINDINGS in all, run through the
-in-process backend and the language server's diagnostics store and
-presenter as a session does; prints one JSON line
+in-process backend and the language server's result store (the session's
+mirror) and presenter as a session does; prints one JSON line
 ``{"findings": N, "bytes_per_finding": B}``.
 
 What is counted is everything still allocated once every file's
@@ -23,8 +23,6 @@ import sys
 import tracemalloc
 from pathlib import Path
 
-from lsp_server.features.diagnostics.store import DiagnosticsStore
-
 from acp_client.client import AcpClient
 from acp_client.events import ValidationCompleted, ValidationResultEvent
 from acp_client.transport.inprocess import DEFAULT_FACADE, InProcessTransport
@@ -32,6 +30,7 @@ from lsp_server.features.diagnostics.presenter import Presenter
 from lsp_server.roots import FileKey, Roots
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+import presenting
 from run import acp_toml, burst_project, burst_validations, register
 
 PER_FILE = 10
@@ -44,22 +43,18 @@ def project(root: Path, data_dir: Path, findings: int) -> None:
     register(data_dir, root)
 
 
-async def hold(
-    client: AcpClient, presenter: Presenter, changed: set[FileKey], resource_id: str
-) -> None:
-    """One run of every validation of the resource, applied and sent (the
-    presenter reports the files that changed into ``changed``)."""
+async def hold(client: AcpClient, presenter: Presenter, resource_id: str) -> None:
+    """One run of every validation of the resource, taken in and sent."""
     after = await client.last_event_id()
-    changed.clear()
+    changed: set[FileKey] = set()
     started = await client.validation_run(resource_id)
     async for event in client.events(after):
         if isinstance(event, ValidationResultEvent):
-            presenter.apply(event.result)
+            changed |= presenter.store.apply(event.result)
         elif isinstance(event, ValidationCompleted) and event.run_id == started.run_id:
             break
     for key in changed:
         presenter.publish_params(key)
-    changed.clear()  # the session's publisher forgets a key once it is sent
 
 
 async def main() -> None:
@@ -73,13 +68,12 @@ async def main() -> None:
     roots = Roots()
     roots.remember(warm_up)
     roots.remember(held)
-    changed: set[FileKey] = set()
-    presenter = Presenter(DiagnosticsStore(), roots, "utf-16", changed.update)
-    await hold(client, presenter, changed, warm_up.id)
+    presenter = presenting.presenter(roots)
+    await hold(client, presenter, warm_up.id)
     gc.collect()
     tracemalloc.start()
     before = tracemalloc.get_traced_memory()[0]
-    await hold(client, presenter, changed, held.id)
+    await hold(client, presenter, held.id)
     gc.collect()
     kept = tracemalloc.get_traced_memory()[0] - before
     tracemalloc.stop()

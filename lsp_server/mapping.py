@@ -92,7 +92,7 @@ def file_diagnostics(
     links: Links | None = None,
 ) -> list[str]:
     """The diagnostics of one file, from each result shown there (as
-    ``DiagnosticsStore.held`` gives them), in one pass."""
+    ``ResultStore.held`` gives them), in one pass."""
     shown = []
     last = head = data = None
     findings: Sequence[Finding] = ()

@@ -10,7 +10,7 @@ from __future__ import annotations
 import os
 import sys
 from collections import OrderedDict
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 
 from lsprotocol.types import PositionEncodingKind
 
@@ -120,7 +120,3 @@ def _read(path: str, size: int) -> bytes:
     finally:
         os.close(descriptor)
     return b"".join(chunks)
-
-
-TextLookup = Callable[[str], Lines | None]
-"""Lines of a document, given its URI (None when neither open nor readable)."""

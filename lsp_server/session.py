@@ -102,10 +102,19 @@ class Session:
     def snapshot(self, uri: str | None = None) -> Snapshot:
         """The session as it is now, for ``uri`` (a document) or the workspace."""
         document = self.documents.get(uri) if uri is not None else None
-        placement = document.placement if document is not None else None
-        if placement is None and uri is not None and document is None:
-            placement = self.roots.known(uri)
-        base = Snapshot(
+        placement = self._placement_of(uri)
+        facts: dict[str, Any] = {}
+        if placement is not None:
+            key, resource_id = placement.key, placement.resource.id
+            facts = {
+                "held": tuple(self.results.held(key)),
+                "config_error": self.results.config_error(key),
+                "specs": self.mirror.specs(resource_id),
+                "plans": self.mirror.plans(resource_id),
+                "stamp": (document.version if document else None, self.results.version(key)),
+                "cache": self._shown if document is not None else None,
+            }
+        return Snapshot(
             self.support,
             self.encoding,
             self.settings,
@@ -115,32 +124,31 @@ class Session:
             uri,
             document,
             placement,
+            **facts,
         )
-        if placement is None:
-            return base
-        key, resource_id = placement.key, placement.resource.id
-        return replace(
-            base,
-            held=tuple(self.results.held(key)),
-            config_error=self.results.config_error(key),
-            specs=self.mirror.specs(resource_id),
-            plans=self.mirror.plans(resource_id),
-            stamp=(document.version if document else None, self.results.version(key)),
-            cache=self._shown if document is not None else None,
-        )
+
+    def _placement_of(self, uri: str | None) -> Placement | None:
+        """Where ``uri`` is: its open document's place, else a cached answer."""
+        if uri is None:
+            return None
+        document = self.documents.get(uri)
+        return document.placement if document is not None else self.roots.known(uri)
 
     async def snapshot_of(self, uri: str) -> Snapshot:
         """``snapshot(uri)`` once the document is placed: a request right
-        after didOpen waits for its placement (or has it resolved now)."""
-        pending = self._placing.get(uri)
-        if pending is not None:
-            await asyncio.wait([pending])
-        elif self.snapshot(uri).placement is None:
-            client = self.calls.client
-            if client is not None:
-                placement = await self.calls.guarded(self.roots.place(client, uri))
-                if uri in self.documents and placement is not None:
-                    self._placed(uri, placement)
+        after didOpen waits for its placement; one on a document not yet
+        placed (opened before the backend answered) or not open has it
+        resolved now. The request only waits: placing an open document is
+        the session's own task, and its outcome one more change."""
+        client = self.calls.client
+        if client is not None and self._placement_of(uri) is None:
+            if uri in self.documents and uri not in self._placing:
+                self._place_later(client, uri)
+            pending = self._placing.get(uri)
+            if pending is not None:
+                await asyncio.wait([pending])
+            elif uri not in self.documents:
+                await self.calls.guarded(self.roots.place(client, uri))  # cached in roots
         return self.snapshot(uri)
 
     def document_at(self, key: FileKey) -> Document | None:
@@ -182,9 +190,16 @@ class Session:
         self.documents[uri] = Document(uri, version, text)
         client = self.calls.client
         if client is not None:  # else the resync after connecting places it
-            task = self.editor.spawn(self._place(client, uri))
-            self._placing[uri] = task
-            task.add_done_callback(lambda _: self._placing.pop(uri, None))
+            self._place_later(client, uri)
+
+    def _place_later(self, client: AcpClient, uri: str) -> None:
+        task = self.editor.spawn(self._place(client, uri))
+        self._placing[uri] = task
+        task.add_done_callback(lambda done: self._placed_by(uri, done))
+
+    def _placed_by(self, uri: str, task: asyncio.Task[None]) -> None:
+        if self._placing.get(uri) is task:  # not a newer placement of a reopened document
+            del self._placing[uri]
 
     async def _place(self, client: AcpClient, uri: str) -> None:
         placement = await self.calls.guarded(self.roots.place(client, uri))

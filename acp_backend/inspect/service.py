@@ -16,13 +16,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import ParamSpec, TypeVar
 
-from acp_backend.context import BackendContext
 from acp_backend.handlers import handles
 from acp_backend.inspect.entities import Outline, Unparsable, is_python, module_name
 from acp_backend.inspect.findings import findings_at
 from acp_backend.inspect.provenance import applied_here, pending_here, recorded
 from acp_backend.inspect.source import Source, from_text, read_source
 from acp_backend.registry import Registry, normalized_real_path, resolve_path, root_entries
+from acp_backend.services import Services
 from acp_backend.store import Store
 from acp_backend.validation.locations import path_in_root
 from acp_backend.validation.service import ValidationService
@@ -89,7 +89,7 @@ class InspectService:
     """Outlines per (path, content hash), the most recent kept while their
     texts add up to ``OUTLINE_BUDGET`` code points."""
 
-    def __init__(self, _: BackendContext) -> None:
+    def __init__(self, _: Services) -> None:
         self._outlines: OrderedDict[tuple[str, str], tuple[Outline | str, int]] = OrderedDict()
         self._held = 0
 
@@ -159,19 +159,19 @@ def _provenance(
 
 
 @handles("context.inspect")
-async def inspect(ctx: BackendContext, params: ContextInspectParams) -> ContextInfo:
-    target = locate(ctx.registry, params.path, params.resource)
+async def inspect(services: Services, params: ContextInspectParams) -> ContextInfo:
+    target = locate(services.registry, params.path, params.resource)
     python = is_python(target.path)
     if params.text is not None:
         source = from_text(params.text)
     else:
         source = await asyncio.to_thread(read_source, target.file, target.path)
-    loaded = ctx.service(ValidationService, ValidationService).configs.get(
+    loaded = services.service(ValidationService, ValidationService).configs.get(
         Path(target.resource.root)
     )
     specs = {config.name: config.spec() for config in loaded.validations}
     findings = findings_at(
-        latest_results(ctx.store, target.resource.id),
+        latest_results(services.store, target.resource.id),
         specs,
         target.path,
         params.line,
@@ -179,9 +179,9 @@ async def inspect(ctx: BackendContext, params: ContextInspectParams) -> ContextI
         current_sha256=source.digests,
     )
     size = len(source.text or "")
-    provenance = await offload(size, _provenance, ctx.store, target, params.line, source.text)
+    provenance = await offload(size, _provenance, services.store, target, params.line, source.text)
     entity, parse_note = (
-        await ctx.service(InspectService, InspectService).entity(target, source, params.line)
+        await services.service(InspectService, InspectService).entity(target, source, params.line)
         if python
         else (None, None)
     )

@@ -79,7 +79,7 @@ def _apply_locked(
     plans: Plans, plan: Plan, resource: Resource, changes: list[FileChange], params: PlanApplyParams
 ) -> Plan:
     """Runs in a worker thread, under the apply lock."""
-    with journal.apply_lock(plans.ctx.data_dir):
+    with journal.apply_lock(plans.services.data_dir):
         plan = plans.records.get(plan.id)  # another process may have moved it
         _refuse_unless_appliable(plan, params)
         contents = current_contents(resource.root, changes)
@@ -93,7 +93,7 @@ def _apply_locked(
                 text = None if base is None else base.decode("utf-8")
                 lines[change.path] = produced_lines(change, text)
             try:
-                staged = journal.stage(plans.ctx.data_dir, resource.root, plan.id, changes)
+                staged = journal.stage(plans.services.data_dir, resource.root, plan.id, changes)
             except OSError as exc:  # stage rolled itself back: nothing was written
                 raise PlanError(
                     f"plan {plan.id} could not be written: {exc}",
@@ -110,18 +110,18 @@ def _apply_locked(
         )
         if not plans.records.transition(applied, APPLIABLE_PLAN_STATES, applied_lines=lines):
             if staged is not None:
-                journal.roll_back(plans.ctx.data_dir, staged)
+                journal.roll_back(plans.services.data_dir, staged)
             raise Superseded(plan.id)
         if staged is not None:
             journal.roll_forward(staged)
-            journal.finish(plans.ctx.data_dir, plan.id)
+            journal.finish(plans.services.data_dir, plan.id)
         return applied
 
 
 async def apply_plan(plans: Plans, params: PlanApplyParams) -> Plan:
     plan = plans.records.get(params.plan_id)
     _refuse_unless_appliable(plan, params)
-    resource = plans.ctx.registry.get(plan.resource_id)
+    resource = plans.services.registry.get(plan.resource_id)
     changes = plans.records.changes(plan.id)
     try:
         applied = await asyncio.to_thread(_apply_locked, plans, plan, resource, changes, params)
@@ -135,8 +135,8 @@ async def apply_plan(plans: Plans, params: PlanApplyParams) -> Plan:
 
 
 def announce(plans: Plans, plan: Plan, paths: tuple[str, ...], by_client: bool = False) -> None:
-    plans.ctx.events.publish(PlanChanged, plan=plan)
-    plans.ctx.events.publish(
+    plans.services.events.publish(PlanChanged, plan=plan)
+    plans.services.events.publish(
         PlanApplied,
         plan_id=plan.id,
         resource_id=plan.resource_id,
@@ -149,7 +149,7 @@ def announce(plans: Plans, plan: Plan, paths: tuple[str, ...], by_client: bool =
 def recover(plans: Plans) -> None:
     """Settle applies a crash interrupted (at start; skipped while another
     process is applying, since its journals are live)."""
-    data_dir: Path = plans.ctx.data_dir
+    data_dir: Path = plans.services.data_dir
     with journal.apply_lock(data_dir, wait=False) as locked:
         if not locked:
             return

@@ -48,7 +48,7 @@ async def execute(plans: Plans, plan: Plan, resource: Resource, config: Validati
     try:
         plan = plans.move(plan, phase=PlanPhase.EXECUTE, state=PlanState.PROCESSING)
         sandbox = await asyncio.to_thread(create_sandbox, resource.root, plans.sandbox_dir(plan.id))
-        plans.ctx.registry.add_sandbox_root(resource.id, sandbox.root)
+        plans.services.registry.add_sandbox_root(resource.id, sandbox.root)
         plan = plans.move(plan, sandbox_root=sandbox.root)
         targets = await _run_fix(resource, config, sandbox)
         changes = build_changes(targets)
@@ -143,7 +143,7 @@ async def _validate(
     except asyncio.CancelledError:
         await asyncio.shield(plans.validation.runs.cancel(started.run_id))
         raise
-    rows = plans.ctx.store.query(
+    rows = plans.services.store.query(
         "SELECT body FROM validation_results WHERE run_id = ? ORDER BY id", (started.run_id,)
     )
     results = [ValidationResult.model_validate_json(row["body"]) for row in rows]
@@ -155,7 +155,7 @@ async def _validate(
 
 
 async def _completion(plans: Plans, run_id: str, started_event_id: int) -> None:
-    stream = plans.ctx.events.subscribe(started_event_id)
+    stream = plans.services.events.subscribe(started_event_id)
     try:
         async for message in stream:
             params = message["params"]

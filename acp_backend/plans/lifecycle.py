@@ -16,9 +16,9 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from acp_backend.context import BackendContext
 from acp_backend.plans.records import PlanRecords
 from acp_backend.plans.sandbox import remove_sandbox
+from acp_backend.services import Services
 from acp_backend.validation.selection import select_validations
 from acp_backend.validation.service import ValidationService
 from acp_client.errors import InvalidState, NotFound
@@ -41,21 +41,21 @@ class Superseded(Exception):
 
 
 class Plans:
-    def __init__(self, ctx: BackendContext) -> None:
-        self.ctx = ctx
-        self.records = PlanRecords(ctx.store)
+    def __init__(self, services: Services) -> None:
+        self.services = services
+        self.records = PlanRecords(services.store)
         self.tasks: dict[str, asyncio.Task[None]] = {}
 
     @property
     def validation(self) -> ValidationService:
-        return self.ctx.service(ValidationService, ValidationService)
+        return self.services.service(ValidationService, ValidationService)
 
     def sandbox_dir(self, plan_id: str) -> Path:
-        return self.ctx.data_dir / "sandboxes" / plan_id
+        return self.services.data_dir / "sandboxes" / plan_id
 
     def insert(self, plan: Plan, changes: Sequence[FileChange] = (), *, worker: bool) -> Plan:
         self.records.insert(plan, changes, os.getpid() if worker else None)
-        self.ctx.events.publish(PlanChanged, plan=plan)
+        self.services.events.publish(PlanChanged, plan=plan)
         return plan
 
     def move(
@@ -71,7 +71,7 @@ class Plans:
         moved = plan.model_copy(update={**updates, "updated_at": datetime.now(UTC)})
         if not self.records.transition(moved, expected, changes):
             raise Superseded(plan.id)
-        self.ctx.events.publish(PlanChanged, plan=moved)
+        self.services.events.publish(PlanChanged, plan=moved)
         return moved
 
     def open_plan(self, plan_id: str, verb: str) -> Plan:
@@ -93,10 +93,10 @@ class Plans:
         """Forget the plan's sandbox roots, then remove its directory (idempotent)."""
         checkout = self.sandbox_dir(plan.id)
         with contextlib.suppress(NotFound):
-            resource = self.ctx.registry.get(plan.resource_id)
+            resource = self.services.registry.get(plan.resource_id)
             for root in resource.sandbox_roots:
                 if is_within(root, real_path(str(checkout))) or root == plan.sandbox_root:
-                    self.ctx.registry.remove_sandbox_root(resource.id, root)
+                    self.services.registry.remove_sandbox_root(resource.id, root)
         if checkout.exists():
             remove_sandbox(str(checkout))
 
@@ -136,5 +136,5 @@ class Plans:
                 self.close_sandbox_now(plan)
 
 
-def plans_of(ctx: BackendContext) -> Plans:
-    return ctx.service(Plans, Plans)
+def plans_of(services: Services) -> Plans:
+    return services.service(Plans, Plans)

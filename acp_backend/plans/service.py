@@ -6,7 +6,6 @@ import asyncio
 from datetime import UTC, datetime
 from pathlib import Path
 
-from acp_backend.context import BackendContext
 from acp_backend.handlers import handles, on_start
 from acp_backend.ids import new_ulid
 from acp_backend.plans.applying import apply_plan, recover
@@ -22,6 +21,7 @@ from acp_backend.plans.changes import (
 from acp_backend.plans.execution import execute
 from acp_backend.plans.findings import collect_fixes
 from acp_backend.plans.lifecycle import plans_of
+from acp_backend.services import Services
 from acp_client.errors import InvalidParams, InvalidState
 from acp_client.models import Plan, PlanOrigin, PlanPhase, PlanPreview, PlanState
 from acp_client.operations import (
@@ -36,30 +36,30 @@ from acp_client.paths import CONFIG_FILE
 
 
 @on_start
-def settle(ctx: BackendContext) -> None:
-    plans = plans_of(ctx)
+def settle(services: Services) -> None:
+    plans = plans_of(services)
     recover(plans)
     plans.settle_orphans()
 
 
 @handles("plan.list")
-async def list_plans(ctx: BackendContext, params: PlanListParams) -> PlanListResult:
-    resource_id = None if params.resource is None else ctx.registry.get(params.resource).id
-    return PlanListResult(plans=tuple(plans_of(ctx).records.find(resource_id, params.states)))
+async def list_plans(services: Services, params: PlanListParams) -> PlanListResult:
+    resource_id = None if params.resource is None else services.registry.get(params.resource).id
+    return PlanListResult(plans=tuple(plans_of(services).records.find(resource_id, params.states)))
 
 
 @handles("plan.get")
-async def get(ctx: BackendContext, params: PlanRef) -> Plan:
-    return plans_of(ctx).records.get(params.plan_id)
+async def get(services: Services, params: PlanRef) -> Plan:
+    return plans_of(services).records.get(params.plan_id)
 
 
 @handles("plan.create")
-async def create(ctx: BackendContext, params: PlanCreateParams) -> Plan:
-    resource = ctx.registry.get(params.resource)
+async def create(services: Services, params: PlanCreateParams) -> Plan:
+    resource = services.registry.get(params.resource)
     decisions = list(params.decisions)
     origin, title, validation = PlanOrigin.SUBMITTED, params.title or "", None
     if params.findings is not None:
-        fixes = collect_fixes(ctx.store, resource, params.findings)
+        fixes = collect_fixes(services.store, resource, params.findings)
         targets = targets_from_files(resource.root, fixes.files)
         origin, title, validation = (
             PlanOrigin.FINDING_FIX,
@@ -88,13 +88,13 @@ async def create(ctx: BackendContext, params: PlanCreateParams) -> Plan:
         paths=written_paths(changes),
         decisions=tuple(decisions),
     )
-    return plans_of(ctx).insert(plan, changes, worker=False)
+    return plans_of(services).insert(plan, changes, worker=False)
 
 
 @handles("plan.execute")
-async def propose(ctx: BackendContext, params: PlanExecuteParams) -> Plan:
-    resource = ctx.registry.get(params.resource)
-    plans = plans_of(ctx)
+async def propose(services: Services, params: PlanExecuteParams) -> Plan:
+    resource = services.registry.get(params.resource)
+    plans = plans_of(services)
     loaded = plans.validation.configs.get(Path(resource.root))
     config = next((c for c in loaded.validations if c.name == params.validation), None)
     if config is None:
@@ -119,15 +119,15 @@ async def propose(ctx: BackendContext, params: PlanExecuteParams) -> Plan:
         paths=tuple(params.paths or ()),
     )
     plans.insert(plan, worker=True)
-    plans.tasks[plan.id] = ctx.tasks.spawn(
+    plans.tasks[plan.id] = services.tasks.spawn(
         execute(plans, plan, resource, config), name=f"plan {plan.id}"
     )
     return plan
 
 
 @handles("plan.preview")
-async def preview(ctx: BackendContext, params: PlanRef) -> PlanPreview:
-    plans = plans_of(ctx)
+async def preview(services: Services, params: PlanRef) -> PlanPreview:
+    plans = plans_of(services)
     plan = plans.records.get(params.plan_id)
     changes = plans.records.changes(plan.id)
     if not changes:
@@ -135,7 +135,7 @@ async def preview(ctx: BackendContext, params: PlanRef) -> PlanPreview:
             f"plan {plan.id} is {plan.phase}/{plan.state}: it has no change set yet",
             remedy="wait for plan.changed to report it complete",
         )
-    root = ctx.registry.get(plan.resource_id).root
+    root = services.registry.get(plan.resource_id).root
     current = await asyncio.to_thread(current_hashes, root, changes)
     return PlanPreview(
         plan_id=plan.id,
@@ -147,10 +147,10 @@ async def preview(ctx: BackendContext, params: PlanRef) -> PlanPreview:
 
 
 @handles("plan.apply")
-async def apply(ctx: BackendContext, params: PlanApplyParams) -> Plan:
-    return await apply_plan(plans_of(ctx), params)
+async def apply(services: Services, params: PlanApplyParams) -> Plan:
+    return await apply_plan(plans_of(services), params)
 
 
 @handles("plan.cancel")
-async def cancel(ctx: BackendContext, params: PlanRef) -> Plan:
-    return await plans_of(ctx).cancel(params.plan_id)
+async def cancel(services: Services, params: PlanRef) -> Plan:
+    return await plans_of(services).cancel(params.plan_id)

@@ -20,9 +20,9 @@ from datetime import UTC, datetime
 from functools import partial
 from pathlib import Path
 
-from acp_backend.context import TaskSet
 from acp_backend.eventlog import EventLog
 from acp_backend.ids import new_ulid
+from acp_backend.services import TaskSet
 from acp_backend.validation.config import ValidationConfig
 from acp_backend.validation.runner import OUTPUT_CAP
 from acp_backend.validation.validator import (

@@ -6,9 +6,9 @@ import asyncio
 import os
 from pathlib import Path
 
-from acp_backend.context import BackendContext
 from acp_backend.handlers import handles
 from acp_backend.plans.records import sandbox_root_of
+from acp_backend.services import Services
 from acp_backend.validation import isolation
 from acp_backend.validation.config import ConfigCache, ConfigError, ValidationConfig
 from acp_backend.validation.runs import ValidationRuns
@@ -41,18 +41,18 @@ CONCURRENCY_ENV = "ACP_VALIDATION_CONCURRENCY"
 class ValidationService:
     """The backend's validation state: parsed acp.toml files and running validations."""
 
-    def __init__(self, ctx: BackendContext) -> None:
+    def __init__(self, services: Services) -> None:
         self.configs = ConfigCache()
-        self._store = ctx.store
+        self._store = services.store
         isolation.warm_up()  # the process that will read validators' output
         # Each validation's latest completed result per resource: what a run
         # on some files is merged into (reading it back from the store would
         # cost more than the run itself on a large repository).
         self.baselines: dict[tuple[str, str], ValidationResult] = {}
         self.runs = ValidationRuns(
-            events=ctx.events,
+            events=services.events,
             save=self._save,
-            tasks=ctx.tasks,
+            tasks=services.tasks,
             concurrency=concurrency_from_env(),
         )
 
@@ -91,8 +91,8 @@ def concurrency_from_env() -> int:
     return int(raw)
 
 
-def _service(ctx: BackendContext) -> ValidationService:
-    return ctx.service(ValidationService, ValidationService)
+def _service(services: Services) -> ValidationService:
+    return services.service(ValidationService, ValidationService)
 
 
 def config_finding(error: ConfigError | None) -> Finding | None:
@@ -107,10 +107,10 @@ def config_finding(error: ConfigError | None) -> Finding | None:
 
 @handles("validation.list")
 async def list_validations(
-    ctx: BackendContext, params: ValidationListParams
+    services: Services, params: ValidationListParams
 ) -> ValidationListResult:
-    resource = ctx.registry.get(params.resource)
-    loaded = _service(ctx).configs.get(Path(resource.root))
+    resource = services.registry.get(params.resource)
+    loaded = _service(services).configs.get(Path(resource.root))
     return ValidationListResult(
         validations=tuple(config.spec() for config in loaded.validations),
         config_error=config_finding(loaded.error),
@@ -118,17 +118,19 @@ async def list_validations(
 
 
 @handles("validation.run")
-async def run(ctx: BackendContext, params: ValidationRunParams) -> ValidationRunResult:
-    resource = ctx.registry.get(params.resource)
+async def run(services: Services, params: ValidationRunParams) -> ValidationRunResult:
+    resource = services.registry.get(params.resource)
     root = resource.root
     if params.plan is not None:  # the plan's sandbox, with the resource's validations
-        root = sandbox_root_of(ctx.store, params.plan, resource.id)
-    service = _service(ctx)
+        root = sandbox_root_of(services.store, params.plan, resource.id)
+    service = _service(services)
     loaded = service.configs.get(Path(resource.root))
     selected = select_validations(loaded, resource.root, params.validations, params.paths)
     # A plan's sandbox is validated whole; a save on the resource may run
     # ``{files}`` validations on the saved files only.
-    scope = RunScope() if params.plan is not None else run_scope(ctx, resource, selected, params)
+    scope = (
+        RunScope() if params.plan is not None else run_scope(services, resource, selected, params)
+    )
     started = service.runs.start(
         resource.id, Path(root), selected, plan_id=params.plan, scope=scope
     )
@@ -140,7 +142,7 @@ async def run(ctx: BackendContext, params: ValidationRunParams) -> ValidationRun
 
 
 def run_scope(
-    ctx: BackendContext,
+    services: Services,
     resource: Resource,
     selected: tuple[ValidationConfig, ...],
     params: ValidationRunParams,
@@ -151,14 +153,14 @@ def run_scope(
     if params.paths is None or not scoped:
         return RunScope()
     paths = tuple(logical_path(path, resource.root) for path in params.paths)
-    return RunScope(paths, _service(ctx).baselines_for(resource.id, scoped))
+    return RunScope(paths, _service(services).baselines_for(resource.id, scoped))
 
 
 @handles("validation.cancel")
-async def cancel(ctx: BackendContext, params: ValidationCancelParams) -> ValidationCancelResult:
-    cancelled = await _service(ctx).runs.cancel(params.run_id)
+async def cancel(services: Services, params: ValidationCancelParams) -> ValidationCancelResult:
+    cancelled = await _service(services).runs.cancel(params.run_id)
     if cancelled is None:  # finished already (results stored), or never existed
-        known = ctx.store.query(
+        known = services.store.query(
             "SELECT 1 FROM validation_results WHERE run_id = ? LIMIT 1", (params.run_id,)
         )
         if not known:
@@ -169,12 +171,12 @@ async def cancel(ctx: BackendContext, params: ValidationCancelParams) -> Validat
 
 @handles("validation.list_results")
 async def list_results(
-    ctx: BackendContext, params: ValidationListResultsParams
+    services: Services, params: ValidationListResultsParams
 ) -> ValidationListResultsResult:
-    resource = ctx.registry.get(params.resource)
+    resource = services.registry.get(params.resource)
     # On a thread: reading back 100,000 stored findings takes ~0.25 s.
     results, cursor = await asyncio.to_thread(
-        ctx.store.latest_results,
+        services.store.latest_results,
         resource.id,
         params.plan,
         params.after,

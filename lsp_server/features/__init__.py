@@ -12,8 +12,8 @@ feature method, and ``lsp_server.commands`` lists the commands, which a
 feature claims in ``runs``.
 
 The features load after the ``initialize`` answer (``lsp_server.preload``,
-ADR 0016): this package imports nothing heavy itself, and the session builds
-them through ``lsp_server.features.loaded``.
+ADR 0016): this package imports nothing heavy itself, and the server builds
+them, with the session, through ``lsp_server.features.loaded``.
 """
 
 from __future__ import annotations

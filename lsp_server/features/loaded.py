@@ -1,7 +1,7 @@
 """The features, built together: importing this module loads them all, and
 the ACP client under them (pydantic models, httpx).
 
-The session imports it only after answering ``initialize`` (ADR 0016).
+The server imports it only after answering ``initialize`` (ADR 0016).
 """
 
 from __future__ import annotations

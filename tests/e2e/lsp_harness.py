@@ -89,15 +89,15 @@ class Backend:
 
     def publish(self, result: ValidationResult) -> None:
         """Store a result and announce it, as a validator run does."""
-        self.facade.context.store.insert_result(result)
-        self.facade.context.events.publish(ValidationResultEvent, result=result)
+        self.facade.services.store.insert_result(result)
+        self.facade.services.events.publish(ValidationResultEvent, result=result)
 
     def publish_event(self, event_type: type[Event], **fields: Any) -> None:
-        self.facade.context.events.publish(event_type, **fields)
+        self.facade.services.events.publish(event_type, **fields)
 
     def store_raw_result(self, resource: Resource, validation: str, body: str) -> None:
         """A stored result whose body is not a result: a corrupt row."""
-        with contextlib.closing(sqlite3.connect(self.facade.context.store.path)) as conn, conn:
+        with contextlib.closing(sqlite3.connect(self.facade.services.store.path)) as conn, conn:
             conn.execute(
                 "INSERT INTO validation_results (id, resource_id, validation, plan_id, run_id,"
                 " finished_at, passed, mode, body) VALUES (?, ?, ?, NULL, 'run', ?, 0,"
@@ -107,7 +107,7 @@ class Backend:
 
     def publish_raw(self, method: str, params: dict[str, Any]) -> None:
         """An event that skips the model: what a broken backend might send."""
-        with contextlib.closing(sqlite3.connect(self.facade.context.store.path)) as conn, conn:
+        with contextlib.closing(sqlite3.connect(self.facade.services.store.path)) as conn, conn:
             conn.execute(
                 "INSERT INTO events (method, params, at) VALUES (?, ?, ?)",
                 (method, json.dumps(params), datetime.now(UTC).isoformat()),

@@ -133,6 +133,20 @@ class PlanlessFacade(LimitedFacade):
     )
 
 
+class SlowPlanGetFacade(RecordingFacade):
+    """Every ``plan.get`` takes ``PLAN_GET_SECONDS`` (a slow or stuck backend)."""
+
+    async def dispatch(self, method: str, params: Mapping[str, Any] | None) -> Any:
+        try:
+            return await super().dispatch(method, params)  # recorded as it arrives
+        finally:
+            if method == "plan.get":
+                await asyncio.sleep(PLAN_GET_SECONDS)
+
+
+PLAN_GET_SECONDS = 5.0
+
+
 class StreamlessFacade(RecordingFacade):
     """Requests work; the event stream fails at once, every time."""
 
@@ -154,3 +168,8 @@ def create_planless_facade(data_dir: Path | None = None) -> PlanlessFacade:
 def create_streamless_facade(data_dir: Path | None = None) -> StreamlessFacade:
     assert data_dir is not None
     return StreamlessFacade(create_reference(data_dir), data_dir / CALLS_FILE)
+
+
+def create_slow_plan_get_facade(data_dir: Path | None = None) -> SlowPlanGetFacade:
+    assert data_dir is not None
+    return SlowPlanGetFacade(create_reference(data_dir), data_dir / CALLS_FILE)

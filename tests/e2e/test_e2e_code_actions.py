@@ -5,7 +5,9 @@ moved."""
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
+import time
 from dataclasses import replace
 from pathlib import Path
 
@@ -24,6 +26,7 @@ from lsp_server.commands import COMMANDS, FIX_ALL_KIND
 from tests.e2e.editing import Buffers
 from tests.e2e.lsp_harness import (
     PROFILES_AND_MODES,
+    WAIT,
     Backend,
     Session,
     Starter,
@@ -193,3 +196,53 @@ async def test_a_backend_without_plans_still_offers_the_tools_fixes(
     (said,) = [m for m in session.messages() if "plan.list" in m]
     assert "not offered as code actions" in said
     assert connected(session.client, times=1) and not connected(session.client, times=2)
+
+
+@pytest.mark.parametrize("profile", ["visual-studio-code", "neovim@v0.11", "emacs"])
+async def test_a_file_saved_with_a_bom_gets_its_fixes_and_plans_as_without_one(
+    tmp_path: Path, backend: Backend, lsp: Starter, profile: str
+) -> None:
+    """Windows editors save a UTF-8 BOM; every editor drops it from the
+    buffer it sends. The tool read the file with it: same file, same offers."""
+    root = project(tmp_path / "app", {})
+    (root / "a.py").write_bytes(b"\xef\xbb\xbf" + SOURCE.encode())
+    resource = await backend.register(root)
+    session = await lsp(profile, [root])
+    buffers = Buffers(session)
+    buffers.open(root / "a.py", SOURCE)  # as the editor holds it: no BOM
+    await session.wait_in_play(root)
+    shown = unused_import(resource, "\ufeff" + SOURCE)  # hashed as on disk, with the BOM
+    backend.publish(shown)
+    await session.wait_diagnostics(root / "a.py", lambda d: len(d) == 1)
+    titles = [a.title for a in await actions_at(session, root / "a.py", 0, 8)]
+    assert "Fix with ruff: Remove unused import: `os`" in titles
+    (fix_all,) = await actions_at(session, root / "a.py", 1, 0, [FIX_ALL_KIND])
+    assert fix_all.title == "Fix all: 1 problem the tools can fix"
+    await choose(buffers, fix_all)
+    assert buffers.text(root / "a.py") == "x = 1\n"
+
+    # A plan from the same fix: previewed and applied through the editor.
+    buffers.type(root / "a.py", SOURCE)  # undone: the buffer is the file again
+    raw = await backend.facade.dispatch(
+        "plan.create",
+        {
+            "resource": resource.id,
+            "title": "Drop os",
+            "findings": [{"result_id": shown.id, "finding": 0}],
+        },
+    )
+    assert raw["state"] == "complete"
+    deadline = time.monotonic() + WAIT
+    while not (
+        found := [
+            a
+            for a in await actions_at(session, root / "a.py", 0, 0)
+            if a.title == "Apply plan “Drop os”"
+        ]
+    ):
+        assert time.monotonic() < deadline, "the plan was never offered"
+        await asyncio.sleep(0.05)
+    await choose(buffers, found[0])
+    await until(lambda: any("Applied plan “Drop os”" in m for m in session.messages()))
+    assert buffers.text(root / "a.py") == "x = 1\n"
+    assert not [m for m in session.messages() if "unsaved" in m or "CONFLICT" in m]

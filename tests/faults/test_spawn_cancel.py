@@ -124,7 +124,7 @@ async def test_save_all_supersedes_runs_that_are_still_starting(
     all" makes it): each run supersedes the previous one mid-spawn."""
     pids, quick = tmp_path / "pids", tmp_path / "quick"
     await declare(facade, tmp_path / "proj", FORKING.format(pids=pids, quick=quick))
-    after = facade.context.events.last_id()
+    after = facade.services.events.last_id()
     run_ids = []
     try:
         for _ in range(4):
@@ -152,7 +152,7 @@ async def test_of_fifty_concurrent_runs_only_the_newest_runs(
 ) -> None:
     pids, quick = tmp_path / "pids", tmp_path / "quick"
     await declare(facade, tmp_path / "proj", FORKING.format(pids=pids, quick=quick))
-    after = facade.context.events.last_id()
+    after = facade.services.events.last_id()
     try:
         run_ids = list(await asyncio.gather(*(run(facade) for _ in range(49))))
         await asyncio.sleep(0)
@@ -169,7 +169,7 @@ async def test_of_fifty_concurrent_runs_only_the_newest_runs(
         assert results[run_ids[-1]][0].outcome is ResultOutcome.COMPLETED
         await until(lambda: alive(groups(pids)) == [], seconds=5)
         # No slot leaked: a validation still runs, and at once.
-        after = facade.context.events.last_id()
+        after = facade.services.events.last_id()
         async with asyncio.timeout(10):
             again = await run(facade)
             assert (await outcomes(facade, [again], after))[again][0].passed

@@ -90,7 +90,7 @@ async def test_a_killed_apply_is_settled_on_the_next_start(tmp_path: Path, where
 
 async def _events(facade: BackendFacade) -> AsyncIterator[str]:
     stream = facade.subscribe(0)
-    last = facade.context.events.last_id()
+    last = facade.services.events.last_id()
     async for message in stream:
         yield message["method"]
         if message["params"]["event_id"] >= last:

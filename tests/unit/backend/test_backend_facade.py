@@ -11,9 +11,9 @@ from typing import Any
 
 import pytest
 
-from acp_backend.context import BackendContext, TaskSet
 from acp_backend.facade import BackendFacade, create_facade
 from acp_backend.handlers import HANDLERS, handles
+from acp_backend.services import Services, TaskSet
 from acp_client.errors import (
     InternalError,
     InvalidState,
@@ -104,7 +104,7 @@ async def test_every_bad_field_is_listed_in_the_data(facade: BackendFacade) -> N
 def failing_plan_list(monkeypatch: pytest.MonkeyPatch) -> None:
     """A handler that breaks, as a bug in a service would."""
 
-    async def broken(ctx: BackendContext, params: PlanListParams) -> ResourceListResult:
+    async def broken(services: Services, params: PlanListParams) -> ResourceListResult:
         raise RuntimeError("secret detail at /home/someone/.token")
 
     monkeypatch.setitem(HANDLERS, "plan.list", broken)
@@ -126,7 +126,7 @@ async def test_an_unexpected_failure_is_a_generic_internal_error(
 async def test_a_handler_returning_the_wrong_model_is_an_internal_error(
     facade: BackendFacade, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    async def wrong(ctx: BackendContext, params: PlanListParams) -> ResourceListResult:
+    async def wrong(services: Services, params: PlanListParams) -> ResourceListResult:
         return ResourceListResult(resources=())
 
     monkeypatch.setitem(HANDLERS, "plan.list", wrong)
@@ -197,7 +197,7 @@ def test_retention_comes_from_the_environment(
 ) -> None:
     monkeypatch.setenv("ACP_EVENT_RETENTION", "3")
     facade = create_facade(tmp_path / "a")
-    assert facade.context.events.retention == 3
+    assert facade.services.events.retention == 3
     asyncio.run(facade.aclose())
     monkeypatch.setenv("ACP_EVENT_RETENTION", "lots")
     with pytest.raises(InvalidState, match="ACP_EVENT_RETENTION"):
@@ -209,7 +209,7 @@ async def test_stored_results_are_read_back_off_the_event_loop(
 ) -> None:
     # Validating 100,000 stored findings takes ~0.25 s: not on the loop.
     resource = await facade.dispatch("resource.register", {"path": str(workspace)})
-    store = facade.context.store
+    store = facade.services.store
     read_on: list[threading.Thread] = []
     real = store.latest_results
 

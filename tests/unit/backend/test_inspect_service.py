@@ -56,7 +56,7 @@ async def inspect(facade: BackendFacade, **params: Any) -> ContextInfo:
 def store_result(
     facade: BackendFacade, root: Path, findings: Sequence[Finding], **more: Any
 ) -> ValidationResult:
-    (resource,) = facade.context.registry.resources()
+    (resource,) = facade.services.registry.resources()
     now = datetime.now(UTC)
     digest = hashlib.sha256((root / "src" / "app.py").read_bytes()).hexdigest()
     result = ValidationResult(
@@ -72,7 +72,7 @@ def store_result(
         file_hashes={"src/app.py": digest},
         **more,
     )
-    facade.context.store.insert_result(result)
+    facade.services.store.insert_result(result)
     return result
 
 

@@ -31,7 +31,8 @@ from lsp_server.capabilities import ClientSupport
 from lsp_server.documents import Document
 from lsp_server.marks import Held, placed
 from lsp_server.notices import Notices
-from lsp_server.roots import Placement, inside
+from lsp_server.results import ResultStore
+from lsp_server.roots import FileKey, Placement, Roots, inside
 from lsp_server.settings import Settings
 from lsp_server.snapshot import Snapshot
 from lsp_server.workspace_edits import EditorFile
@@ -40,6 +41,19 @@ T = TypeVar("T")
 NOW = datetime(2026, 1, 1, tzinfo=UTC)
 RESOURCE = Resource(id="R", name="app", root="/r", created_at=NOW)
 URI = "file:///r/a.py"
+
+
+@dataclass
+class FakeSource:
+    """What the diagnostics feature reads of a session: roots, results and
+    the open documents (by file)."""
+
+    roots: Roots = field(default_factory=Roots)
+    results: ResultStore = field(default_factory=ResultStore)
+    documents: dict[FileKey, Document] = field(default_factory=dict)
+
+    def document_at(self, key: FileKey) -> Document | None:
+        return self.documents.get(key)
 
 
 def support(profile: str = "visual-studio-code") -> ClientSupport:

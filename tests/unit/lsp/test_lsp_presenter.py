@@ -1,6 +1,5 @@
 import hashlib
 import json
-from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -13,9 +12,8 @@ from acp_client.paths import path_to_uri
 from lsp_server import results as store_module
 from lsp_server.documents import Document
 from lsp_server.features.diagnostics.presenter import Presenter
-from lsp_server.results import ResultStore
-from lsp_server.roots import FileKey, Roots
 from tests.support.factories import finding, result
+from tests.unit.lsp.fakes import FakeSource
 
 KEY = ("R", "a.py")
 
@@ -29,20 +27,8 @@ def publishes(view: Presenter) -> list[types.PublishDiagnosticsParams]:
     return [converter.structure(json.loads(text), types.PublishDiagnosticsParams) for text in texts]
 
 
-@dataclass
-class Source:
-    """What the presenter reads of a session: its roots, results and open documents."""
-
-    roots: Roots = field(default_factory=Roots)
-    results: ResultStore = field(default_factory=ResultStore)
-    documents: dict[FileKey, Document] = field(default_factory=dict)
-
-    def document_at(self, key: FileKey) -> Document | None:
-        return self.documents.get(key)
-
-
-def presenter(root: Path) -> tuple[Presenter, Source]:
-    source = Source()
+def presenter(root: Path) -> tuple[Presenter, FakeSource]:
+    source = FakeSource()
     source.roots.remember(
         Resource(id="R", name="app", root=str(root), created_at=datetime.now(UTC))
     )

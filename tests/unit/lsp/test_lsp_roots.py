@@ -90,3 +90,32 @@ def test_uris_are_spelled_as_the_editor_spells_them(tmp_path: Path) -> None:
     assert roots.uri_of(key) == f"{folder_uri}/src/a%20b.py"
     roots.note_uri(key, "file:///as/opened.py")
     assert roots.uri_of(key) == "file:///as/opened.py"
+
+
+def test_a_windows_folder_keeps_its_drive_spelling_and_an_opened_file_its_own() -> None:
+    """VS Code on Windows sends ``file:///c%3A/...``; other clients
+    ``file:///C:/...``. A file never opened is spelled under the folder as
+    the editor sent it; one opened under its own spelling keeps that, and a
+    change of spelling is told first (to retire the old one)."""
+    roots = Roots()
+    roots.remember(Resource(id="R", name="app", root="c:/src/app", created_at=datetime.now(UTC)))
+    roots.set_folders(["file:///c%3A/src/app"])
+    assert roots.path_of(("R", "dir [1]/a #b.py")) == "c:/src/app/dir [1]/a #b.py"
+    assert (
+        roots.uri_of(("R", "dir [1]/a #b.py")) == "file:///c%3A/src/app/dir%20%5B1%5D/a%20%23b.py"
+    )
+    told: list[object] = []
+    roots.on_respell(told.append)
+    roots.note_uri(("R", "é.py"), "file:///C:/src/app/%C3%A9.py")
+    assert told == [("R", "é.py")]
+    assert roots.uri_of(("R", "é.py")) == "file:///C:/src/app/%C3%A9.py"
+    roots.note_uri(("R", "é.py"), "file:///C:/src/app/%C3%A9.py")  # the same: nothing to tell
+    assert told == [("R", "é.py")]
+
+
+def test_no_path_leaves_its_root() -> None:
+    roots = Roots()
+    roots.remember(Resource(id="R", name="app", root="/w/app", created_at=datetime.now(UTC)))
+    for escaping in ("../x.py", "a/../../x.py", "/etc/passwd"):
+        assert roots.path_of(("R", escaping)) is None
+        assert roots.uri_of(("R", escaping)) is None

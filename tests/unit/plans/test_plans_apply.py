@@ -75,10 +75,10 @@ async def test_a_git_diff_becomes_a_plan_that_applies_all_files(
     assert not leftovers(project)
     # Provenance, for hover: line 0 of a.py was produced by removing `import os`.
     resource_id = plan.resource_id
-    touched = plans_touching(facade.context.store, resource_id, "src/a.py", 0)
+    touched = plans_touching(facade.services.store, resource_id, "src/a.py", 0)
     assert [t.plan.id for t in touched] == [plan.id]
-    assert plans_touching(facade.context.store, resource_id, "src/a.py", 3) == []
-    assert [t.plan.id for t in plans_touching(facade.context.store, resource_id, "README", 0)] == [
+    assert plans_touching(facade.services.store, resource_id, "src/a.py", 3) == []
+    assert [t.plan.id for t in plans_touching(facade.services.store, resource_id, "README", 0)] == [
         plan.id
     ]
 
@@ -221,8 +221,8 @@ async def test_the_rule_is_checked_again_under_the_apply_lock(
     # held another process has constrained it: the same whole rule refuses.
     plan = await create(facade, files=[{"path": "src/b.py", "new_text": "x = 2\n"}])
     shown = await preview(facade, plan)
-    plans = plans_of(facade.context)
-    resource = facade.context.registry.get(plan.resource_id)
+    plans = plans_of(facade.services)
+    resource = facade.services.registry.get(plan.resource_id)
     changes = plans.records.changes(plan.id)
     plans.move(plan, state=PlanState.CONSTRAINED, reason="nobad found 1 problem")
     params = PlanApplyParams(plan_id=plan.id, expected_hash=shown.plan_hash)

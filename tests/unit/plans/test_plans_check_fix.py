@@ -49,7 +49,7 @@ def test_check_fix_applies_the_fixes_in_scope_as_one_plan(tmp_path: Path, projec
             for path in paths:
                 (project / path).write_text("import os\nx = 1\n")
             findings = tuple(unused_os(path) for path in paths)
-            facade.context.store.insert_result(ruff_result(raw["id"], project, findings))
+            facade.services.store.insert_result(ruff_result(raw["id"], project, findings))
         finally:
             await facade.aclose()
 

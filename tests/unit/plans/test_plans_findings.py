@@ -26,8 +26,8 @@ def fix_line(path: str, line: int, new_text: str, description: str) -> FindingFi
 
 
 def stored_result(facade: BackendFacade, project: Path, *findings: Finding) -> ValidationResult:
-    result = ruff_result(facade.context.registry.get("p").id, project, findings)
-    facade.context.store.insert_result(result)
+    result = ruff_result(facade.services.registry.get("p").id, project, findings)
+    facade.services.store.insert_result(result)
     return result
 
 

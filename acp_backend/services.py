@@ -1,4 +1,4 @@
-"""What every handler gets: the backend's parts and its background tasks."""
+"""The backend's parts every handler gets, and its background tasks."""
 
 from __future__ import annotations
 
@@ -57,7 +57,10 @@ class TaskSet:
 
 
 @dataclass
-class BackendContext:
+class Services:
+    """The backend's parts every handler gets (its store, registry, event log
+    and background tasks) and the services made on them."""
+
     data_dir: Path
     store: Store
     registry: Registry
@@ -65,7 +68,7 @@ class BackendContext:
     tasks: TaskSet = field(default_factory=TaskSet)
     _services: dict[type[Any], Any] = field(default_factory=dict, repr=False)
 
-    def service(self, kind: type[T], make: Callable[[BackendContext], T]) -> T:
+    def service(self, kind: type[T], make: Callable[[Services], T]) -> T:
         """This backend's one ``kind`` (a service's own state, e.g. its running
         validations), made by ``make`` on first use."""
         found = self._services.get(kind)

@@ -1,0 +1,38 @@
+"""File names an editor spells in URIs in more than one way: spaces, quotes,
+brackets, ``#``, ``%`` (and a ``%41`` that must never be decoded twice),
+shell and URI punctuation, non-ASCII, in directories of such names too."""
+
+from __future__ import annotations
+
+ODD_NAMES = (
+    "a b.py",
+    "from' requires.sh",
+    "it's (quoted).py",
+    "[bracketed].py",
+    "[[double]] (x).py",
+    "hash#tag.py",
+    "100% done.py",
+    "%41 literal.py",
+    "café.py",
+    "naïve résumé.py",
+    "中文.py",
+    "日本語 ファイル.py",
+    "emoji 😀.py",
+    "a+b=c.py",
+    "semi;colon.py",
+    "comma,separated.py",
+    "at@sign.py",
+    "amp&ersand.py",
+    "dollar$sign.py",
+    "tilde~.py",
+    "bang!.py",
+    "star*.py",
+    "back`tick`.py",
+    "curly{brace}.py",
+    "caret^.py",
+    "pipe|bar.py",
+    "dir with space/inner 'q'.py",
+    "dir#hash/x [1].py",
+    "ünïcödé dir/ß.py",
+    "dir%20/w.py",
+)
