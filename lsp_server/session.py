@@ -230,7 +230,7 @@ class Session:
 
     def _declarations_if_config(self, uri: str) -> None:
         """A saved ``acp.toml``: list its declarations again (and whether it is broken)."""
-        placement, client = self.snapshot(uri).placement, self.calls.client
+        placement, client = self._placement_of(uri), self.calls.client
         if placement is not None and placement.logical_path == CONFIG_FILE and client:
             self._later(self.mirror.declarations(client, placement.resource))
 
@@ -278,6 +278,7 @@ class Session:
         resource = placement.resource
         client = self.calls.client
         if resource.id not in self.mirror.filled and not self._sync_lock.locked() and client:
+            self.mirror.filled.add(resource.id)  # one listing, however many documents come
             self._later(self.mirror.list(client, resource))
 
     def _unindex(self, uri: str, key: FileKey) -> None:
