@@ -48,6 +48,8 @@ from acp_client.operations import (
     ValidationListResultsResult,
     ValidationRunParams,
     ValidationRunResult,
+    ValidationSchemaParams,
+    ValidationSchemaResult,
     alias_for,
     canonical_method,
     version_compatible,
@@ -165,6 +167,13 @@ class AcpClient:
     async def validation_list(self, resource: str) -> ValidationListResult:
         return await self._call(
             ValidationListParams(resource=resource), "validation.list", ValidationListResult
+        )
+
+    async def validation_schema(self, resource: str | None = None) -> ValidationSchemaResult:
+        """What an ``acp.toml`` may declare; with ``resource``, its presets' tools are
+        looked up on PATH as that resource's validators would find them."""
+        return await self._call(
+            ValidationSchemaParams(resource=resource), "validation.schema", ValidationSchemaResult
         )
 
     async def validation_run(

@@ -178,6 +178,49 @@ class ValidationResult(Model):
     )
 
 
+class SuppressPlace(StrEnum):
+    LINE = "line"  # at the end of the finding's line
+    LINE_ABOVE = "line_above"  # a line of its own above it, indented like it
+
+
+CODES_PLACEHOLDER = "{codes}"
+CODE_PLACEHOLDER = "{code}"
+
+
+class SuppressSpec(Model):
+    """How the validation's tool silences one finding with a comment in the file."""
+
+    comment: str = Field(
+        description="The whole comment, with ``{codes}`` (once) where the codes go: "
+        "``# noqa: {codes}``, ``// eslint-disable-next-line {codes}``."
+    )
+    where: SuppressPlace = Field(
+        default=SuppressPlace.LINE,
+        description="``line``: at the end of the finding's line; ``line_above``: a line of "
+        "its own above it, indented like it.",
+    )
+    separator: str = Field(
+        default=", ",
+        description="Joins codes in one comment; a comment already there is extended with "
+        "it (``# noqa: E501, F401``), never written twice.",
+    )
+    code: str = Field(
+        default=CODE_PLACEHOLDER,
+        description="How each code is written, with ``{code}`` for the finding's code "
+        "(``rule:{code}`` for yamllint).",
+    )
+    first: bool = Field(
+        default=False,
+        description="The tool reads the comment only as the line's first comment (mypy's "
+        "``# type: ignore``): write it before any comment already on the line.",
+    )
+
+    def render(self, codes: tuple[str, ...] | list[str]) -> str:
+        """The comment silencing ``codes``: ``# noqa: E501, F401``."""
+        written = self.separator.join(self.code.replace(CODE_PLACEHOLDER, c) for c in codes)
+        return self.comment.replace(CODES_PLACEHOLDER, written)
+
+
 class ValidationSpec(Model):
     """A validation a resource declares (in its acp.toml)."""
 
@@ -187,6 +230,11 @@ class ValidationSpec(Model):
     applies_to: tuple[str, ...] = ()
     has_fix: bool = False
     declared_at: Location | None = None
+    suppress: SuppressSpec | None = Field(
+        default=None,
+        description="The comment that silences one of its findings in the file (from its "
+        "preset or its own ``suppress``); None: its tool has none that we know of.",
+    )
 
 
 class ValidationSummary(Model):

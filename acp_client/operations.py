@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, ConfigDict, Field, JsonValue, model_validator
 
 from acp_client.models import (
     MAX_POSITION,
@@ -150,6 +150,71 @@ class ValidationListResultsParams(Params):
 class ValidationListResultsResult(Model):
     results: tuple[ValidationResult, ...]
     next_cursor: str | None = None
+
+
+class ValidationSchemaParams(Params):
+    resource: str | None = Field(
+        default=None,
+        description="Resource id or name: look tools up on PATH as that resource's "
+        "validators run (their env's PATH, relative entries from their cwd).",
+    )
+
+
+class ConfigField(Model):
+    """One key of a ``[[validations]]`` table (or of a table inside one)."""
+
+    name: str
+    type: str = Field(
+        description="string, boolean, integer, number, enumeration, table, array of strings, "
+        "array of integers: what the key is usually given."
+    )
+    also_accepts: tuple[str, ...] = Field(
+        default=(), description="Other types the key takes (``command``: a string with shell)."
+    )
+    values: tuple[str, ...] = Field(
+        default=(), description="The allowed values of an enumeration (of a table's values)."
+    )
+    default: JsonValue = Field(
+        default=None, description="Its value when left out (None: none, or not set)."
+    )
+    required: bool = Field(
+        default=False,
+        description="Required in every table (``mode`` and ``name`` are given by a preset).",
+    )
+    doc: str = Field(default="", description="One line: what it does.")
+    fields: tuple[ConfigField, ...] = Field(
+        default=(), description="The keys of a table with fixed keys (``mapping``, ``suppress``)."
+    )
+
+
+class PresetInfo(Model):
+    """A tool ``preset = NAME`` stands for."""
+
+    name: str
+    summary: str
+    fields: dict[str, JsonValue] = Field(
+        description="What it fills in, as written in acp.toml (the table's own keys win)."
+    )
+    executable: str = Field(description="The program it runs.")
+    on_path: bool = Field(description="Whether the executable is found on PATH now.")
+    found_at: str | None = Field(default=None, description="Where it was found.")
+    install: str = Field(description="How to install it.")
+
+
+class ConfigChoice(Model):
+    """One value of an enumeration, explained."""
+
+    name: str
+    doc: str
+
+
+class ValidationSchemaResult(Model):
+    fields: tuple[ConfigField, ...] = Field(
+        description="Every key a [[validations]] table accepts, in the declaration's order."
+    )
+    presets: tuple[PresetInfo, ...]
+    formats: tuple[ConfigChoice, ...] = Field(description="The values of ``format``.")
+    column_units: tuple[ConfigChoice, ...] = Field(description="The values of ``columns``.")
 
 
 # --- plans -------------------------------------------------------------------
@@ -309,6 +374,13 @@ OPERATIONS: dict[str, Operation] = {
             ValidationListResult,
             False,
             "List the validations a resource declares.",
+        ),
+        Operation(
+            "validation.schema",
+            ValidationSchemaParams,
+            ValidationSchemaResult,
+            False,
+            "What an acp.toml may declare: its fields, the presets, formats and column units.",
         ),
         Operation(
             "validation.run",

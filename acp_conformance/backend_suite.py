@@ -52,6 +52,7 @@ def samples(kit: Kit) -> dict[str, Sample]:
         "resource.unregister": Sample({"resource": NO_RESOURCE}, NOT_FOUND),
         "resource.resolve": Sample({"path": kit.path("sample.py")}),
         "validation.list": Sample({"resource": resource}),
+        "validation.schema": Sample({"resource": resource}),
         "validation.run": Sample({"resource": resource, "validations": [PASSING]}),
         "validation.cancel": Sample({"run_id": MISSING}, NOT_FOUND),
         "validation.list_results": Sample({"resource": resource}),
@@ -158,6 +159,21 @@ def test_alias(kit: Kit, alias: str) -> None:
     sample = sample_of(kit, method)
     answer = kit.run(kit.wire.call(alias, sample.params))
     expect(answer_problems(method, answer, sample.error), f"{alias} (= {method})")
+
+
+def test_validation_schema(kit: Kit) -> None:
+    """validation.schema answers the schema's shape, with the mode field and a preset."""
+    served(kit, "validation.schema")
+    for params in ({}, {"resource": kit.scratch.id}):
+        answer = kit.run(kit.wire.call("validation.schema", params))
+        expect(answer_problems("validation.schema", answer, None), f"validation.schema {params}")
+        result = answer["result"]
+        fields = {field["name"]: field for field in result["fields"]}
+        assert "mode" in fields, f"no mode field among {sorted(fields)}"
+        assert {"required", "informational"} <= set(fields["mode"].get("values", ())), (
+            f"mode's values are {fields['mode'].get('values')}"
+        )
+        assert result["presets"], "no preset listed"
 
 
 # --- HTTP: authentication and framing -----------------------------------------

@@ -104,7 +104,8 @@ def _presets(args: argparse.Namespace) -> str | Output:
             for p in chosen
         ]
         usage = (
-            f"In {CONFIG_FILE}: [[validations]] with preset = NAME and a mode; fields override it."
+            f"In {CONFIG_FILE}: [[validations]] with preset = NAME (mode required unless "
+            "given); its own fields override the preset's."
         )
         return "\n".join([format_table(["PRESET", "INSTALLED", "WHAT"], rows), "", usage])
     (preset,) = chosen

@@ -7,6 +7,7 @@ changes and keeps the last valid configuration in force when it breaks.
 
 from __future__ import annotations
 
+import json
 import logging
 import re
 import tomllib
@@ -19,7 +20,16 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from acp_backend.validation.presets import PRESETS, preset_names
-from acp_client.models import Location, SeverityHint, ValidationMode, ValidationSpec
+from acp_client.models import (
+    CODE_PLACEHOLDER,
+    CODES_PLACEHOLDER,
+    Location,
+    SeverityHint,
+    SuppressPlace,
+    SuppressSpec,
+    ValidationMode,
+    ValidationSpec,
+)
 from acp_client.paths import CONFIG_FILE
 
 log = logging.getLogger(__name__)
@@ -38,6 +48,14 @@ class ColumnUnit(StrEnum):
     DISPLAY = "display"  # terminal cells: tab stops of 8, wide characters 2 (gcc)
 
 
+UNIT_DOCS: Mapping[ColumnUnit, str] = {
+    ColumnUnit.UTF16: "UTF-16 code units (eslint, tsc, pyright, markdownlint; SARIF's default)",
+    ColumnUnit.CODE_POINTS: "Unicode characters (ruff, shellcheck, yamllint, hadolint)",
+    ColumnUnit.BYTES: "UTF-8 bytes (bandit, semgrep, mypy --no-native-parser, clang)",
+    ColumnUnit.DISPLAY: "terminal cells: tab stops of 8, wide characters 2 (gcc)",
+}
+
+
 class OutputFormat(StrEnum):
     SARIF = "sarif"
     PATTERN = "pattern"
@@ -45,6 +63,17 @@ class OutputFormat(StrEnum):
     ACP_JSON = "acp-json"
     CHECKSTYLE = "checkstyle"
     JSON = "json"
+
+
+FORMAT_DOCS: Mapping[OutputFormat, str] = {
+    OutputFormat.SARIF: "SARIF 2.1.0, read in full (ruff, bandit, semgrep, CodeQL)",
+    OutputFormat.PATTERN: "each output line matched by `pattern` (default: GNU file:line:col: "
+    "message)",
+    OutputFormat.EXIT_CODE: "no locations: passed means an ok_status exit status",
+    OutputFormat.ACP_JSON: "one contract Finding per line, as JSON (custom scripts)",
+    OutputFormat.CHECKSTYLE: "checkstyle XML (<file><error line column message source/>)",
+    OutputFormat.JSON: "the tool's own JSON report, read through `mapping`",
+}
 
 
 class Stream(StrEnum):
@@ -121,6 +150,7 @@ class ValidationConfig:
     mapping: JsonMapping | None = None
     continuation_lines: bool = False
     ok_status: tuple[int, ...] = (0,)
+    suppress: SuppressSpec | None = None
 
     @property
     def uses_files(self) -> bool:
@@ -139,6 +169,7 @@ class ValidationConfig:
             applies_to=self.applies_to,
             has_fix=self.fix is not None,
             declared_at=self.declared_at,
+            suppress=self.suppress,
         )
 
     def applies_to_any(self, paths: tuple[str, ...]) -> bool:
@@ -184,49 +215,183 @@ class _Mapping(BaseModel):
 
     model_config = ConfigDict(extra="forbid", strict=True)
 
-    findings: str
-    path: str | None = None
-    line: str | None = None
-    column: str | None = None
-    end_line: str | None = None
-    end_column: str | None = None
-    message: str
-    detail: str | None = None  # appended to the message when present
-    code: str | None = None
-    severity: str | None = None
-    severities: dict[str, _Level] = Field(default_factory=dict)
-    one_based_lines: bool = True
+    findings: str = Field(
+        description="Selects the records: names joined by `.`, `[]` for "
+        "each element of an array, `[N]` for one"
+    )
+    path: str | None = Field(
+        default=None, description="The record's file (`^` steps up to an enclosing object)"
+    )
+    line: str | None = Field(default=None, description="The record's line")
+    column: str | None = Field(default=None, description="The record's column")
+    end_line: str | None = Field(default=None, description="Where the finding ends: its line")
+    end_column: str | None = Field(
+        default=None, description="Where it ends: its column (exclusive)"
+    )
+    message: str = Field(description="The record's message")
+    detail: str | None = Field(default=None, description="Appended to the message when present")
+    code: str | None = Field(default=None, description="The rule's id")
+    severity: str | None = Field(default=None, description="The tool's own level")
+    severities: dict[str, _Level] = Field(
+        default_factory=dict,
+        description="The tool's levels (`2`, `style`) to error, warning, info or hint",
+    )
+    one_based_lines: bool = Field(default=True, description="false for 0-based lines")
 
 
-class _Declaration(BaseModel):
-    """The shape of one ``[[validations]]`` table, as written (preset merged in)."""
+class _Suppress(BaseModel):
+    """``suppress``: the comment that silences one finding (``SuppressSpec`` on the wire)."""
 
     model_config = ConfigDict(extra="forbid", strict=True)
 
-    name: str = Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
-    mode: Literal["required", "informational"]
-    preset: str | None = None
-    command: list[str] | str
-    shell: bool = False
-    format: Literal["sarif", "pattern", "exit-code", "acp-json", "checkstyle", "json"] = "exit-code"
-    pattern: str | None = None
-    columns: _Unit | dict[str, _Unit] | None = None
-    code_columns: dict[str, _Unit] = Field(default_factory=dict)
-    one_based_columns: bool = True
-    columns_count_bom: bool = False
-    timeout: float = Field(default=DEFAULT_TIMEOUT, gt=0, le=MAX_TIMEOUT)
-    applies_to: list[str] = Field(default_factory=list)
-    description: str = ""
-    fix: list[str] | str | None = None
-    cwd: str = ""
-    env: dict[str, str] = Field(default_factory=dict)
-    stream: Literal["stdout", "stderr", "both"] | None = None
-    output_file: str | None = None
-    min_level: _Level | None = None
-    path_map: dict[str, str] = Field(default_factory=dict)
-    mapping: _Mapping | None = None
-    continuation_lines: bool = False
-    ok_status: list[int] = Field(default_factory=lambda: [0])
+    comment: str = Field(description="The comment, with {codes} once: `# noqa: {codes}`")
+    where: Literal["line", "line_above"] = Field(
+        default="line",
+        description="`line`: at the end of the finding's line; `line_above`: on a line of its "
+        "own above it, indented like it",
+    )
+    separator: str = Field(
+        default=", ", description="Joins codes in one comment (`# noqa: E501, F401`)"
+    )
+    code: str = Field(
+        default=CODE_PLACEHOLDER, description="How each code is written: `rule:{code}` (yamllint)"
+    )
+    first: bool = Field(
+        default=False,
+        description="The tool reads it only as the line's first comment (mypy): write it "
+        "before any other",
+    )
+
+    @field_validator("comment")
+    @classmethod
+    def _one_codes_placeholder(cls, value: str) -> str:
+        if value.count(CODES_PLACEHOLDER) != 1:
+            raise ValueError(f"must contain {CODES_PLACEHOLDER} exactly once: {value!r}")
+        if not value.replace(CODES_PLACEHOLDER, "").strip():
+            raise ValueError(f"must say more than {CODES_PLACEHOLDER} (the tool's comment)")
+        return _one_line(value)
+
+    @field_validator("code")
+    @classmethod
+    def _one_code_placeholder(cls, value: str) -> str:
+        if value.count(CODE_PLACEHOLDER) != 1:
+            raise ValueError(f"must contain {CODE_PLACEHOLDER} exactly once: {value!r}")
+        return _one_line(value)
+
+    @field_validator("separator")
+    @classmethod
+    def _not_empty(cls, value: str) -> str:
+        if not value:
+            raise ValueError('must not be empty (", ", ",", " ")')
+        return _one_line(value)
+
+
+def _one_line(value: str) -> str:
+    if "\n" in value or "\r" in value:
+        raise ValueError("must fit on one line")
+    return value
+
+
+class _Declaration(BaseModel):
+    """The shape of one ``[[validations]]`` table, as written (preset merged in).
+
+    Each field's description is its one-line doc in ``validation.schema``
+    (docs/validations.md's field table says the same, at more length).
+    """
+
+    model_config = ConfigDict(extra="forbid", strict=True)
+
+    name: str = Field(
+        pattern=r"^[A-Za-z0-9][A-Za-z0-9_.-]*$",
+        description="Letters, digits, _ . -; unique in the file; the diagnostics' source "
+        "(default: the preset's name)",
+    )
+    mode: Literal["required", "informational"] = Field(
+        description="required: a failure is an Error and fails acp-lsp check; informational: "
+        "a Warning (default with a preset: required)"
+    )
+    preset: str | None = Field(
+        default=None, description="A tool's ready-made fields; the table's own fields win"
+    )
+    command: list[str] | str = Field(
+        description="The argv to run (no shell); {files} stands for the files to check"
+    )
+    shell: bool = Field(
+        default=False, description="Run command, written as one string, through /bin/sh"
+    )
+    format: Literal["sarif", "pattern", "exit-code", "acp-json", "checkstyle", "json"] = Field(
+        default="exit-code", description="How to read the tool's output"
+    )
+    pattern: str | None = Field(
+        default=None,
+        description="For format = pattern: a regular expression with named groups path, line, "
+        "column, end_line, end_column, message, code, severity",
+    )
+    columns: _Unit | dict[str, _Unit] | None = Field(
+        default=None,
+        description="The unit of the tool's columns (for SARIF also a table per tool); "
+        "default: the format's or the tool's own",
+    )
+    code_columns: dict[str, _Unit] = Field(
+        default_factory=dict,
+        description='Column units by code prefix, for tools that mix them: { F = "bytes" }',
+    )
+    one_based_columns: bool = Field(default=True, description="Whether columns count from 1")
+    columns_count_bom: bool = Field(
+        default=False, description="The tool counts a UTF-8 BOM in line 1's columns"
+    )
+    timeout: float = Field(
+        default=DEFAULT_TIMEOUT,
+        gt=0,
+        le=MAX_TIMEOUT,
+        description="Seconds before the tool's whole process group is killed (at most a day)",
+    )
+    applies_to: list[str] = Field(
+        default_factory=list,
+        description="Globs of the files whose save runs it (* within a segment, ** across); "
+        "empty: every file",
+    )
+    description: str = Field(default="", description="Shown in listings")
+    fix: list[str] | str | None = Field(
+        default=None,
+        description="A command that fixes the files in place, or prints its fix as a diff; "
+        "Propose fix runs it in a sandbox",
+    )
+    cwd: str = Field(default="", description="Where to run, relative to the resource root (no ..)")
+    env: dict[str, str] = Field(
+        default_factory=dict, description="Variables added to the tool's environment"
+    )
+    stream: Literal["stdout", "stderr", "both"] | None = Field(
+        default=None,
+        description="Which output to read (default: both for pattern, stdout otherwise)",
+    )
+    output_file: str | None = Field(
+        default=None,
+        description="Read the report from this file (relative to cwd) instead of stdout",
+    )
+    min_level: _Level | None = Field(
+        default=None, description="Leave out findings the tool rates lower"
+    )
+    path_map: dict[str, str] = Field(
+        default_factory=dict,
+        description="Prefixes of paths a tool reports from elsewhere, to paths in the resource",
+    )
+    mapping: _Mapping | None = Field(
+        default=None, description="For format = json: where each finding's fields are"
+    )
+    continuation_lines: bool = Field(
+        default=False,
+        description="For pattern: indented lines after a finding belong to its message (tsc)",
+    )
+    ok_status: list[int] = Field(
+        default_factory=lambda: [0],
+        description="Exit statuses that mean the tool ran fine (ripgrep: [0, 1])",
+    )
+    suppress: _Suppress | None = Field(
+        default=None,
+        description="The comment that silences one finding: "
+        '{ comment = "# noqa: {codes}", where = "line", separator = ", " }',
+    )
 
     @field_validator("pattern")
     @classmethod
@@ -291,8 +456,13 @@ def parse_config(text: str, file: str = CONFIG_FILE) -> tuple[ValidationConfig, 
     for index, (table, (start, end)) in enumerate(zip(tables, spans, strict=True)):
         located = _Locator(file, text, start, end, f"validations[{index + 1}]")
         config = _build(table, located)
-        if any(c.name == config.name for c in configs):
-            raise located.error("name", f"duplicate validation name {config.name!r}")
+        first = next((c for c in configs if c.name == config.name), None)
+        if first is not None:
+            raise located.error(
+                "name",
+                f"{json.dumps(config.name)} is declared twice (first at line {first.line}); "
+                "give each a distinct name",
+            )
         configs.append(config)
     return tuple(configs)
 
@@ -311,10 +481,20 @@ class _Locator:
     def header_line(self) -> int:
         return self.text.count("\n", 0, self.start) + 1
 
-    def error(self, field_name: str | None, message: str) -> ConfigError:
+    def error(self, field_name: str | None, message: str, inner: str = "") -> ConfigError:
+        """``inner``: the key inside the field's table (``suppress.comment``)."""
         line = _key_line(self.text, self.start, self.end, field_name) if field_name else None
         qualified = f"{self.label}.{field_name}" if field_name else self.label
+        if field_name and inner:
+            line = _key_line(self.text, self.start, self.end, inner) or line
+            qualified = f"{qualified}.{inner}"
         return ConfigError(self.file, line or self.header_line, qualified, message)
+
+
+def preset_fills(name: str) -> dict[str, Any]:
+    """What ``preset = NAME`` fills in, as written in acp.toml: its own name,
+    mode ``required``, then the preset's fields; the table's own keys win."""
+    return {"name": name, "mode": ValidationMode.REQUIRED.value, **PRESETS[name].fields}
 
 
 def _build(table: dict[str, Any], at: _Locator) -> ValidationConfig:
@@ -322,14 +502,16 @@ def _build(table: dict[str, Any], at: _Locator) -> ValidationConfig:
     if preset is not None:
         if not isinstance(preset, str) or preset not in PRESETS:
             raise at.error("preset", f"unknown preset {preset!r}; known: {preset_names()}")
-        table = {"name": preset, **PRESETS[preset].fields, **table}
+        table = {**preset_fills(preset), **table}
     try:
         declared = _Declaration.model_validate(table)
     except ValidationError as exc:
         first = exc.errors()[0]
-        loc = first["loc"]
+        loc = [str(part) for part in first["loc"]]
         raise at.error(
-            str(loc[0]) if loc else None, _explain(first["type"], first["msg"])
+            loc[0] if loc else None,
+            _explain(first["type"], first["msg"], loc),
+            ".".join(loc[1:2]) if loc[:1] in (["mapping"], ["suppress"]) else "",
         ) from None
     _check_command(declared.command, declared.shell, "command", at)
     if declared.fix is not None:
@@ -367,6 +549,19 @@ def _build(table: dict[str, Any], at: _Locator) -> ValidationConfig:
         mapping=_json_mapping(declared.mapping),
         continuation_lines=declared.continuation_lines,
         ok_status=tuple(declared.ok_status),
+        suppress=_suppress_spec(declared.suppress),
+    )
+
+
+def _suppress_spec(declared: _Suppress | None) -> SuppressSpec | None:
+    if declared is None:
+        return None
+    return SuppressSpec(
+        comment=declared.comment,
+        where=SuppressPlace(declared.where),
+        separator=declared.separator,
+        code=declared.code,
+        first=declared.first,
     )
 
 
@@ -381,11 +576,20 @@ def _json_mapping(declared: _Mapping | None) -> JsonMapping | None:
     return JsonMapping(declared.findings, fields, declared.severities, declared.one_based_lines)
 
 
-def _explain(error_type: str, message: str) -> str:
+DECLARATION: type[BaseModel] = _Declaration
+"""The model of one ``[[validations]]`` table (``validation.schema`` reads it)."""
+NESTED_TABLES: Mapping[str, type[BaseModel]] = {"mapping": _Mapping, "suppress": _Suppress}
+"""The fields of ``DECLARATION`` that are tables with keys of their own."""
+
+
+def _explain(error_type: str, message: str, loc: list[str]) -> str:
     if error_type == "extra_forbidden":
-        return f"unknown field (known: {', '.join(_Declaration.model_fields)})"
+        model = NESTED_TABLES.get(loc[0], _Declaration) if len(loc) == 2 else _Declaration
+        return f"unknown field (known: {', '.join(model.model_fields)})"
     if error_type == "missing":
         return "required field is missing"
+    if error_type == "model_type":
+        return "must be a table: { key = value, ... }"
     return message.removeprefix("Value error, ")
 
 

@@ -26,6 +26,28 @@ class Preset:
 # code points, pyflakes UTF-8 bytes: flake8 mixes both in one output).
 _FLAKE8_CODE_COLUMNS = {"F": "bytes"}
 
+
+def _suppress(
+    comment: str,
+    where: str = "line",
+    separator: str = ", ",
+    *,
+    code: str | None = None,
+    first: bool = False,
+) -> dict[str, str | bool]:
+    """A ``suppress`` table as written in acp.toml (``SuppressSpec`` on the wire)."""
+    table: dict[str, str | bool] = {"comment": comment, "where": where, "separator": separator}
+    if code is not None:
+        table["code"] = code
+    if first:
+        table["first"] = True
+    return table
+
+
+# How each tool silences one finding (tests/integration/test_suppress_real.py
+# checks that each comment makes the tool's real finding go away).
+_NOQA = _suppress("# noqa: {codes}")
+
 _PYTHON = ["*.py", "*.pyi"]
 _JS = ["*.js", "*.mjs", "*.cjs", "*.jsx", "*.ts", "*.tsx"]
 
@@ -45,6 +67,7 @@ PRESETS: Mapping[str, Preset] = {
                 "format": "sarif",
                 "applies_to": [*_PYTHON, "pyproject.toml", "ruff.toml", ".ruff.toml"],
                 "fix": ["ruff", "check", "--fix-only", "--diff", "--force-exclude", "."],
+                "suppress": _NOQA,
             },
         ),
         Preset(
@@ -63,6 +86,8 @@ PRESETS: Mapping[str, Preset] = {
                 "columns": "bytes",
                 "min_level": "warning",  # notes explain an error; they are not findings
                 "applies_to": [*_PYTHON, "mypy.ini", "pyproject.toml", "setup.cfg"],
+                # mypy reads it only where the line's comment opens.
+                "suppress": _suppress("# type: ignore[{codes}]", first=True),
             },
         ),
         Preset(
@@ -89,6 +114,7 @@ PRESETS: Mapping[str, Preset] = {
                     "severity": "severity",
                 },
                 "applies_to": [*_PYTHON, "pyrightconfig.json", "pyproject.toml"],
+                "suppress": _suppress("# pyright: ignore[{codes}]"),
             },
         ),
         Preset(
@@ -100,6 +126,7 @@ PRESETS: Mapping[str, Preset] = {
                 "command": ["bandit", "--quiet", "--format", "sarif", "--recursive", "{files}"],
                 "format": "sarif",
                 "applies_to": _PYTHON,
+                "suppress": _suppress("# nosec {codes}"),
             },
         ),
         Preset(
@@ -115,6 +142,8 @@ PRESETS: Mapping[str, Preset] = {
                 "format": "sarif",
                 "columns_count_bom": True,  # a UTF-8 BOM is line 1's first 3 bytes
                 "timeout": 300,
+                # `#` comments (Python, shell, YAML...); other languages set their own.
+                "suppress": _suppress("# nosemgrep: {codes}"),
             },
         ),
         Preset(
@@ -139,6 +168,7 @@ PRESETS: Mapping[str, Preset] = {
                     "severities": {"2": "error", "1": "warning"},
                 },
                 "applies_to": [*_JS, "eslint.config.*"],
+                "suppress": _suppress("// eslint-disable-next-line {codes}", "line_above"),
             },
         ),
         Preset(
@@ -168,6 +198,7 @@ PRESETS: Mapping[str, Preset] = {
                 "format": "pattern",
                 "columns_count_bom": True,  # a UTF-8 BOM is line 1's first character
                 "applies_to": ["*.sh", "*.bash", "*.ksh", "*.bats"],
+                "suppress": _suppress("# shellcheck disable={codes}", "line_above", ","),
             },
         ),
         Preset(
@@ -183,6 +214,10 @@ PRESETS: Mapping[str, Preset] = {
                     r"\[(?P<severity>error|warning)\] (?P<message>.*?)(?: \((?P<code>[\w-]+)\))?$"
                 ),
                 "applies_to": ["*.yaml", "*.yml", ".yamllint", ".yamllint.yaml"],
+                # On a line of its own: at the line's end it must be its whole comment.
+                "suppress": _suppress(
+                    "# yamllint disable-line {codes}", "line_above", " ", code="rule:{code}"
+                ),
             },
         ),
         Preset(
@@ -204,6 +239,7 @@ PRESETS: Mapping[str, Preset] = {
                     "severities": {"style": "hint", "ignore": "hint"},
                 },
                 "applies_to": ["Dockerfile", "*.Dockerfile", "Containerfile"],
+                "suppress": _suppress("# hadolint ignore={codes}", "line_above", ","),
             },
         ),
         Preset(
@@ -226,6 +262,9 @@ PRESETS: Mapping[str, Preset] = {
                     "code": "ruleNames[0]",
                 },
                 "applies_to": ["*.md", "*.markdown"],
+                "suppress": _suppress(
+                    "<!-- markdownlint-disable-next-line {codes} -->", "line_above", " "
+                ),
             },
         ),
         Preset(
@@ -270,6 +309,7 @@ PRESETS: Mapping[str, Preset] = {
                 ),
                 "code_columns": _FLAKE8_CODE_COLUMNS,
                 "applies_to": [*_PYTHON, ".flake8", "setup.cfg", "tox.ini"],
+                "suppress": _NOQA,
             },
         ),
         Preset(

@@ -12,6 +12,7 @@ from acp_backend.services import Services
 from acp_backend.validation import isolation
 from acp_backend.validation.config import ConfigCache, ConfigError, ValidationConfig
 from acp_backend.validation.runs import ValidationRuns
+from acp_backend.validation.schema import validation_schema
 from acp_backend.validation.selection import logical_path, select_validations
 from acp_backend.validation.validator import RunScope
 from acp_client.errors import InvalidState, NotFound
@@ -32,6 +33,8 @@ from acp_client.operations import (
     ValidationListResultsResult,
     ValidationRunParams,
     ValidationRunResult,
+    ValidationSchemaParams,
+    ValidationSchemaResult,
 )
 from acp_client.paths import CONFIG_FILE
 
@@ -115,6 +118,17 @@ async def list_validations(
         validations=tuple(config.spec() for config in loaded.validations),
         config_error=config_finding(loaded.error),
     )
+
+
+@handles("validation.schema")
+async def schema(services: Services, params: ValidationSchemaParams) -> ValidationSchemaResult:
+    if params.resource is None:
+        return await asyncio.to_thread(validation_schema)
+    resource = services.registry.get(params.resource)
+    root = Path(resource.root)
+    # The declarations in force (the last valid ones while acp.toml is broken).
+    declared = _service(services).configs.get(root).validations
+    return await asyncio.to_thread(validation_schema, root, declared)
 
 
 @handles("validation.run")

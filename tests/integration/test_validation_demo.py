@@ -187,7 +187,9 @@ async def test_list_and_results_in_process_read_for_humans(tmp_path: Path) -> No
     assert (await cli(data_dir, "resource", "add", str(DEMO)))[0] == 0
     status, listing, _ = await cli(data_dir, "validation", "list", "demo")
     assert status == 0
-    assert re.search(r"^ruff +required +\*\.py ruff\.toml +Lint with ruff", listing, re.M)
+    # ruff is declared by its preset: its applies_to, mode required.
+    applies_to = r"\*\.py \*\.pyi pyproject\.toml ruff\.toml \.ruff\.toml"
+    assert re.search(rf"^ruff +required +{applies_to} +Lint with ruff", listing, re.M)
     assert re.search(r"^todos +informational +\*\.py +TODO and FIXME", listing, re.M)
     # No backend is serving this data dir: the run lives in the command, which waits for it.
     status, run, _ = await cli(data_dir, "validation", "run", "demo", "--only", "todos")

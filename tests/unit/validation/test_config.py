@@ -16,7 +16,7 @@ from acp_backend.validation.config import (
     glob_matches,
     parse_config,
 )
-from acp_client.models import Location, ValidationMode
+from acp_client.models import Location, SuppressPlace, SuppressSpec, ValidationMode
 
 VALID = """\
 # Validations of a test project.
@@ -88,7 +88,7 @@ def test_a_missing_or_empty_file_declares_nothing() -> None:
         ("timeout = 30", 'timeout = "30"', 17, "validations[2].timeout", "valid number"),
         ('mode = "informational"', 'mode = "optional"', 14, "validations[2].mode", "'required'"),
         ('description = "lint"', 'descripton = "lint"', 9, "validations[1].descripton", "unknown"),
-        ('name = "tests"', 'name = "ruff"', 13, "validations[2].name", "duplicate"),
+        ('name = "tests"', 'name = "ruff"', 13, "validations[2].name", "declared twice"),
         ('name = "tests"', 'name = "has space"', 13, "validations[2].name", "pattern"),
         ("shell = true\n", "", 15, "validations[2].command", "shell = true"),
         ('["ruff", "check", "--output-format"', "[] #", 6, "validations[1].command", "empty"),
@@ -298,3 +298,125 @@ class TestPresets:
     def test_json_needs_a_mapping(self) -> None:
         text = '[[validations]]\nname = "a"\nmode = "required"\ncommand = ["x"]\nformat = "json"\n'
         assert error_of(text).field == "validations[1].mapping"
+
+
+class TestOneLinePerTool:
+    def test_a_preset_alone_is_a_whole_declaration(self) -> None:
+        (ruff,) = parse_config('[[validations]]\npreset = "ruff"\n')
+        assert (ruff.name, ruff.mode, ruff.preset) == ("ruff", ValidationMode.REQUIRED, "ruff")
+        (mypy,) = parse_config('[[validations]]\npreset = "mypy"\nmode = "informational"\n')
+        assert mypy.mode is ValidationMode.INFORMATIONAL
+
+    def test_without_a_preset_the_mode_is_still_required(self) -> None:
+        error = error_of('[[validations]]\nname = "x"\ncommand = ["true"]\n')
+        assert (error.field, error.message) == ("validations[1].mode", "required field is missing")
+
+    def test_a_name_declared_twice_names_both_tables(self) -> None:
+        error = error_of(
+            '# tools\n[[validations]]\npreset = "ruff"\n\n[[validations]]\npreset = "ruff"\n'
+            'cwd = "sub"\n'
+        )
+        assert (error.line, error.field) == (5, "validations[2].name")
+        assert error.message == (
+            '"ruff" is declared twice (first at line 2); give each a distinct name'
+        )
+        assert str(error) == (
+            '/p/acp.toml:5: validations[2].name: "ruff" is declared twice (first at line 2); '
+            "give each a distinct name"
+        )
+
+    def test_two_declarations_of_one_preset_with_distinct_names(self) -> None:
+        first, second = parse_config(
+            '[[validations]]\npreset = "ruff"\n[[validations]]\npreset = "ruff"\n'
+            'name = "ruff-docs"\ncwd = "docs"\n'
+        )
+        assert (first.name, second.name, second.cwd) == ("ruff", "ruff-docs", "docs")
+
+
+class TestSuppress:
+    BASE = '[[validations]]\nname = "a"\nmode = "required"\ncommand = ["x"]\n'
+
+    def test_a_suppress_table_reaches_the_spec(self) -> None:
+        (config,) = parse_config(
+            self.BASE + 'suppress = { comment = "// lint-ignore {codes}", where = "line_above", '
+            'separator = ",", code = "R{code}" }\n'
+        )
+        expected = SuppressSpec(
+            comment="// lint-ignore {codes}",
+            where=SuppressPlace.LINE_ABOVE,
+            separator=",",
+            code="R{code}",
+        )
+        assert config.suppress == config.spec().suppress == expected
+        assert expected.render(("1", "2")) == "// lint-ignore R1,R2"
+
+    def test_only_the_comment_is_needed(self) -> None:
+        (config,) = parse_config(
+            self.BASE + '[validations.suppress]\ncomment = "# checker: off {codes}"\n'
+        )
+        assert config.suppress == SuppressSpec(comment="# checker: off {codes}")
+        assert config.suppress is not None
+        assert config.suppress.where is SuppressPlace.LINE and config.suppress.separator == ", "
+        assert config.suppress.render(["E1", "E2"]) == "# checker: off E1, E2"
+
+    def test_no_suppress_without_a_preset_that_has_one(self) -> None:
+        (config,) = parse_config(self.BASE)
+        assert config.suppress is None and config.spec().suppress is None
+        assert parse_config('[[validations]]\npreset = "tsc"\n')[0].suppress is None
+
+    @pytest.mark.parametrize(
+        ("table", "field", "fragment"),
+        [
+            ('{ comment = "# noqa" }', "suppress.comment", "{codes} exactly once"),
+            ('{ comment = "# x {codes} {codes}" }', "suppress.comment", "{codes} exactly once"),
+            ('{ comment = " {codes} " }', "suppress.comment", "say more than {codes}"),
+            ('{ comment = "# x {codes}\\n" }', "suppress.comment", "one line"),
+            ('{ comment = "# x {codes}", where = "above" }', "suppress.where", "'line_above'"),
+            ('{ comment = "# x {codes}", separator = "" }', "suppress.separator", "not be empty"),
+            ('{ comment = "# x {codes}", code = "rule:" }', "suppress.code", "{code} exactly"),
+            ('{ comment = "# x {codes}", at = "line" }', "suppress.at", "known: comment, where"),
+            ("{}", "suppress.comment", "required field is missing"),
+            ('"# noqa: {codes}"', "suppress", "must be a table"),
+            ("{ comment = 1 }", "suppress.comment", "valid string"),
+        ],
+    )
+    def test_a_bad_suppress_names_its_key(self, table: str, field: str, fragment: str) -> None:
+        error = error_of(self.BASE + f"suppress = {table}\n")
+        assert (error.line, error.field) == (5, f"validations[1].{field}")
+        assert fragment in error.message, error.message
+
+    def test_a_key_of_a_suppress_subtable_is_named(self) -> None:
+        error = error_of(self.BASE + '[validations.suppress]\ncomment = "# x"\n')
+        assert error.field == "validations[1].suppress.comment"
+        assert "{codes} exactly once" in error.message
+
+    def test_a_table_may_replace_its_presets_suppress(self) -> None:
+        (ruff,) = parse_config(
+            '[[validations]]\npreset = "ruff"\nsuppress = { comment = "# ruff: noqa: {codes}" }\n'
+        )
+        assert ruff.suppress == SuppressSpec(comment="# ruff: noqa: {codes}")
+
+    def test_the_presets_that_know_their_tools_comment(self) -> None:
+        from acp_backend.validation.presets import PRESETS
+
+        suppress = {
+            name: spec
+            for name in PRESETS
+            if (spec := parse_config(f'[[validations]]\npreset = "{name}"\n')[0].suppress)
+        }
+        assert {name: spec.render(["X1", "X2"]) for name, spec in suppress.items()} == {
+            "ruff": "# noqa: X1, X2",
+            "flake8": "# noqa: X1, X2",
+            "mypy": "# type: ignore[X1, X2]",
+            "pyright": "# pyright: ignore[X1, X2]",
+            "bandit": "# nosec X1, X2",
+            "semgrep": "# nosemgrep: X1, X2",
+            "eslint": "// eslint-disable-next-line X1, X2",
+            "shellcheck": "# shellcheck disable=X1,X2",
+            "yamllint": "# yamllint disable-line rule:X1 rule:X2",
+            "hadolint": "# hadolint ignore=X1,X2",
+            "markdownlint": "<!-- markdownlint-disable-next-line X1 X2 -->",
+        }
+        above = {name for name, spec in suppress.items() if spec.where is SuppressPlace.LINE_ABOVE}
+        assert above == {"eslint", "shellcheck", "hadolint", "markdownlint", "yamllint"}
+        assert {name for name, spec in suppress.items() if spec.first} == {"mypy"}
