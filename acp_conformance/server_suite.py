@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import time
 import warnings
 from collections.abc import Iterator
 from pathlib import Path
@@ -139,6 +140,8 @@ def test_capabilities_answered(session: Session) -> None:
         ),
         "workspace/symbol": caps.workspace_symbol_provider
         and client.workspace_symbol_async(types.WorkspaceSymbolParams(query="")),
+        "completion": caps.completion_provider
+        and client.text_document_completion_async(types.CompletionParams(document, start)),
         "textDocument/diagnostic": caps.diagnostic_provider
         and client.text_document_diagnostic_async(types.DocumentDiagnosticParams(document)),
     }
@@ -266,6 +269,27 @@ def command_of(action: types.Command | types.CodeAction) -> str | None:
     if isinstance(action, types.Command):
         return action.command
     return action.command.command if action.command is not None else None
+
+
+def test_completion(session: Session) -> None:
+    """Completion in acp.toml, where advertised: a validation table's keys."""
+    if not session.capabilities.completion_provider:
+        pytest.skip("the server does not advertise completion")
+    toml = session.root / CONFIG_FILE
+    lines = toml.read_text("utf-8").splitlines()
+    line = next(n for n, text in enumerate(lines) if text.startswith("mode ="))
+    params = types.CompletionParams(
+        types.TextDocumentIdentifier(path_to_uri(str(toml))), types.Position(line, 0)
+    )
+    deadline = time.monotonic() + session.timeout
+    while True:  # the schema comes with the resource's listing
+        answer = session.run(session.client.text_document_completion_async(params))
+        items = answer.items if isinstance(answer, types.CompletionList) else answer or []
+        labels = [item.label for item in items]
+        if "mode" in labels or time.monotonic() > deadline:
+            break
+        time.sleep(0.1)
+    assert "mode" in labels, f"completion at a key of [[validations]] offers {labels[:10]}"
 
 
 def test_workspace_symbols(session: Session, kit: Kit) -> None:

@@ -265,12 +265,12 @@ async def run() -> list[Row]:
                 cached.append(ms)
 
             editor.edit(text + "# concurrent\n")
-            before = calls(data)
+            before = calls(data, "context.inspect")
             answers = await asyncio.gather(
                 *(editor.hover(HOVER_LINE, character) for _ in range(CONCURRENT))
             )
             assert all(a is not None for a in answers)
-            shared = calls(data) - before
+            shared = calls(data, "context.inspect") - before
 
             first, found = await editor.timed(
                 lambda: editor.client.workspace_symbol_async(types.WorkspaceSymbolParams("chk"))

@@ -1,5 +1,6 @@
-"""The reference backend, counting the ``context.inspect`` calls it answers
-(one line per call in ``<data dir>/inspect-calls``), for bench_hover.py."""
+"""The reference backend, writing down the method of every call it answers
+(one line per call in ``<data dir>/backend-calls``), for the benchmarks that
+count them (bench_hover.py, bench_completion.py)."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ from typing import Any
 from acp_backend.facade import BackendFacade
 from acp_backend.facade import create_facade as create_reference
 
-CALLS = "inspect-calls"
+CALLS = "backend-calls"
 
 
 class CountingFacade:
@@ -19,9 +20,8 @@ class CountingFacade:
         self.record = record
 
     async def dispatch(self, method: str, params: Mapping[str, Any] | None) -> Any:
-        if method == "context.inspect":
-            with self.record.open("a", encoding="utf-8") as out:
-                out.write("call\n")
+        with self.record.open("a", encoding="utf-8") as out:
+            out.write(f"{method}\n")
         return await self.inner.dispatch(method, params)
 
     def subscribe(self, after: int | None = None) -> AsyncIterator[dict[str, Any]]:
@@ -36,6 +36,8 @@ def create_facade(data_dir: Path | None = None) -> CountingFacade:
     return CountingFacade(create_reference(data_dir), data_dir / CALLS)
 
 
-def calls(data_dir: Path) -> int:
+def calls(data_dir: Path, method: str | None = None) -> int:
+    """Calls answered so far (of ``method``, or of any)."""
     path = data_dir / CALLS
-    return len(path.read_text().splitlines()) if path.exists() else 0
+    lines = path.read_text().splitlines() if path.exists() else []
+    return sum(1 for line in lines if method is None or line == method)

@@ -11,12 +11,14 @@ from __future__ import annotations
 from lsprotocol import types
 
 from lsp_server.commands import KINDS
+from lsp_server.completion import TRIGGERS
 
 CODE_ACTIONS = types.CodeActionOptions(code_action_kinds=list(KINDS), resolve_provider=True)
 DIAGNOSTICS = types.DiagnosticOptions(
     identifier="acp", inter_file_dependencies=False, workspace_diagnostics=True
 )
 SYMBOLS = types.WorkspaceSymbolOptions(resolve_provider=True)
+COMPLETION = types.CompletionOptions(trigger_characters=list(TRIGGERS))
 
 SECTION = "acp"
 """The settings section (``workspace/configuration``, ``acp.*`` in editors)."""

@@ -112,6 +112,7 @@ LOST_WITHOUT = {
     "resource.list": "resources nested inside an open folder are not found",
     "validation.list": "problems in acp.toml are not shown",
     "validation.list_results": "stored results are not shown, only results that arrive live",
+    "validation.schema": "acp.toml gets no completion and no docs on hover",
     "validation.run": "the editor does not start validation runs (runs started elsewhere "
     "still show)",
     "validation.cancel": "cancelling a validation run from the editor does nothing",
@@ -121,6 +122,11 @@ LOST_WITHOUT = {
     "plan.preview": "workspace symbols of plans lead to their file, not their first change",
 }
 """What the user loses when the backend lacks an operation (said once, by name)."""
+
+
+CONVENIENCES = frozenset({"validation.schema"})
+"""Operations whose absence costs a help while typing, not something the
+user would otherwise see: said in the log, not in a message."""
 
 
 def degraded_message(operation: str) -> str:

@@ -50,6 +50,8 @@ class ClientSupport:
     code_action_literals: bool = False
     code_action_resolve: frozenset[str] = frozenset()
     hover_markdown: bool = False
+    completion_markdown: bool = False  # completion items' documentation
+    completion_label_details: bool = False
     symbol_resolve: frozenset[str] = frozenset()
     show_document: bool = False
 
@@ -77,6 +79,11 @@ class ClientSupport:
             ),
             hover_markdown=types.MarkupKind.Markdown
             in _strings(caps, "text_document.hover.content_format"),
+            completion_markdown=types.MarkupKind.Markdown
+            in _strings(caps, "text_document.completion.completion_item.documentation_format"),
+            completion_label_details=bool(
+                _get(caps, "text_document.completion.completion_item.label_details_support")
+            ),
             symbol_resolve=_strings(caps, "workspace.symbol.resolve_support.properties"),
             show_document=bool(_get(caps, "window.show_document.support")),
         )

@@ -20,7 +20,7 @@ from typing import Any
 
 from lsprotocol import types
 
-from lsp_server import advertised, code_actions
+from lsp_server import advertised, code_actions, completion
 from lsp_server.commands import COMMANDS
 from lsp_server.server import AcpLanguageServer
 
@@ -109,6 +109,15 @@ def register(server: AcpLanguageServer) -> None:
     ) -> types.CodeAction:
         snapshot = await ls.snapshot(code_actions.uri_of(action))
         return ls.features.fixes.resolve(snapshot, action)
+
+    # --- completion -----------------------------------------------------------
+
+    @server.feature(types.TEXT_DOCUMENT_COMPLETION, advertised.COMPLETION)
+    async def complete(
+        ls: AcpLanguageServer, params: types.CompletionParams
+    ) -> types.CompletionList | None:
+        snapshot = await ls.snapshot(params.text_document.uri)
+        return completion.completed(snapshot, params.position, ls.features)
 
     # --- hover ----------------------------------------------------------------
 

@@ -2,8 +2,9 @@
 
 A resync (and the first document placed in a resource) lists everything the
 editor shows of a resource: its latest results, its declarations (and
-whether its ``acp.toml`` is broken), its plans, and the results of each plan
-that still has a sandbox. The session takes the answer in as one change
+whether its ``acp.toml`` is broken), what an ``acp.toml`` may declare there
+(``validation.schema``: completion and key docs), its plans, and the
+results of each plan that still has a sandbox. The session takes the answer in as one change
 (``Session.take_listing``); an event that arrived meanwhile is newer than
 the listing and wins (``since``, ``tick``).
 """
@@ -18,7 +19,7 @@ from typing import Any, TypeVar
 from acp_client.client import AcpClient
 from acp_client.errors import RemoteError, ServerFault
 from acp_client.models import Plan, Resource, ValidationResult
-from acp_client.operations import ValidationListResult
+from acp_client.operations import ValidationListResult, ValidationSchemaResult
 from lsp_server.calls import BackendCalls
 
 log = logging.getLogger(__name__)
@@ -33,6 +34,7 @@ class Listing:
     tick: int  # the session's event count when the listing began
     results: tuple[ValidationResult, ...] | None = None  # None: not answered
     declarations: ValidationListResult | None = None
+    schema: ValidationSchemaResult | None = None
     plans: tuple[Plan, ...] | None = None
     plan_results: Mapping[str, tuple[ValidationResult, ...]] = field(default_factory=dict)
 
@@ -46,6 +48,9 @@ async def list_resource(
     results = await _part(client.latest_results(resource.id), "results", resource)
     declarations = await _part(
         calls.if_offered(client.validation_list(resource.id)), "validations", resource
+    )
+    schema = await _part(
+        calls.if_offered(client.validation_schema(resource.id)), "acp.toml schema", resource
     )
     plans = await _part(calls.if_offered(client.plan_list(resource.id)), "plans", resource)
     plan_results: dict[str, tuple[ValidationResult, ...]] = {}
@@ -62,6 +67,7 @@ async def list_resource(
         tick,
         None if results is None else tuple(results),
         declarations,
+        schema,
         None if plans is None else tuple(plans),
         plan_results,
     )

@@ -21,7 +21,7 @@ from acp_client.client import AcpClient
 from acp_client.errors import RemoteError, ServerFault
 from acp_client.events import ValidationResultEvent
 from acp_client.models import Plan, Resource, ValidationResult, ValidationSpec
-from acp_client.operations import ValidationListResult
+from acp_client.operations import ValidationListResult, ValidationSchemaResult
 from lsp_server.calls import BackendCalls
 from lsp_server.listing import Listing, list_resource
 from lsp_server.results import ResultStore
@@ -45,6 +45,7 @@ class Mirror:
         self._later = later
         self.results = ResultStore()
         self._specs: dict[str, Mapping[str, ValidationSpec]] = {}  # replaced, never edited
+        self._schemas: dict[str, ValidationSchemaResult] = {}  # what acp.toml may declare
         self._plans: dict[str, Plan] = {}
         self._plan_ticks: dict[str, int] = {}  # the event count when a plan was last taken
         self._sandboxes: dict[str, str | None] = {}  # plan id -> its sandbox's scope
@@ -56,6 +57,9 @@ class Mirror:
 
     def specs(self, resource_id: str) -> Mapping[str, ValidationSpec]:
         return self._specs.get(resource_id, NO_SPECS)
+
+    def schema(self, resource_id: str) -> ValidationSchemaResult | None:
+        return self._schemas.get(resource_id)
 
     def plans(self, resource_id: str) -> Sequence[Plan]:
         return tuple(plan for plan in self._plans.values() if plan.resource_id == resource_id)
@@ -109,6 +113,7 @@ class Mirror:
     def forget_resource(self, resource_id: str) -> set[FileKey]:
         self.filled.discard(resource_id)
         self._specs.pop(resource_id, None)
+        self._schemas.pop(resource_id, None)
         for plan in [p for p in self._plans.values() if p.resource_id == resource_id]:
             del self._plans[plan.id]
         return self.results.forget_resource(resource_id)
@@ -129,6 +134,8 @@ class Mirror:
             changed |= self.results.replace(resource_id, listing.results, listing.since)
         if listing.declarations is not None:
             changed |= self._take_declarations(resource_id, listing.declarations)
+        if listing.schema is not None:
+            self._schemas[resource_id] = listing.schema
         if listing.plans is not None:
             listed = {plan.id for plan in listing.plans}
             for plan in self.plans(resource_id):
@@ -170,10 +177,14 @@ class Mirror:
 
     async def declarations(self, client: AcpClient, resource: Resource) -> None:
         """``acp.toml`` saved: its declarations and whether it is broken (the
-        backend keeps the last valid ones in force and says so when asked)."""
+        backend keeps the last valid ones in force and says so when asked),
+        and what it may declare (a preset's tool may have been installed)."""
         try:
             declared = await client.validation_list(resource.id)
+            schema = await self._calls.if_offered(client.validation_schema(resource.id))
         except (RemoteError, ServerFault) as exc:
             log.warning("cannot list the validations of %s: %s", resource.name, exc)
             return
+        if schema is not None:
+            self._schemas[resource.id] = schema
         self._on_change(self._take_declarations(resource.id, declared))

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING
 from lsprotocol import types
 
 from acp_client.paths import CONFIG_FILE, is_within
-from lsp_server.backend import degraded_message
+from lsp_server.backend import CONVENIENCES, degraded_message
 
 if TYPE_CHECKING:
     from acp_client.models import Resource
@@ -68,7 +68,10 @@ class Notices:
         """The backend lacks ``operation``: say once what that turns off."""
         if operation not in self._degraded:
             self._degraded.add(operation)
-            self._say(degraded_message(operation), types.MessageType.Warning)
+            if operation in CONVENIENCES:
+                self._log(degraded_message(operation))
+            else:
+                self._say(degraded_message(operation), types.MessageType.Warning)
 
     def unregistered(self, folders: Iterable[str], known: Iterable[Resource]) -> None:
         """Folders in no resource, each once; true about resources nested in them."""

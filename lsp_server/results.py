@@ -233,6 +233,10 @@ class ResultStore:
             mark_at(result, index) for result, shown in self.held(key) for index in indexes(shown)
         ]
 
+    def latest_in(self, scope: str) -> tuple[ValidationResult, ...]:
+        """The latest result of each validation shown in a scope."""
+        return tuple(shown.latest for shown in self._shown.get(scope, {}).values())
+
     def version(self, key: FileKey) -> int:
         return self._versions.get(key[0], {}).get(key[1], 0)
 

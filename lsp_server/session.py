@@ -111,6 +111,8 @@ class Session:
                 "config_error": self.results.config_error(key),
                 "specs": self.mirror.specs(resource_id),
                 "plans": self.mirror.plans(resource_id),
+                "latest": self.results.latest_in(key[0]),
+                "schema": self.mirror.schema(resource_id),
                 "stamp": (document.version if document else None, self.results.version(key)),
                 "cache": self._shown if document is not None else None,
             }

@@ -27,6 +27,7 @@ from lsp_server.capabilities import ClientSupport
 if TYPE_CHECKING:
     from acp_client.client import AcpClient
     from acp_client.models import Plan, Resource, ValidationResult, ValidationSpec
+    from acp_client.operations import ValidationSchemaResult
     from lsp_server.documents import Document
     from lsp_server.marks import ConfigMark, Held
     from lsp_server.roots import FileKey, Placement
@@ -74,6 +75,8 @@ class Snapshot:
     config_error: ConfigMark | None = None  # its resource's acp.toml error, shown on it
     specs: Mapping[str, ValidationSpec] = field(default_factory=dict)  # its resource's
     plans: Sequence[Plan] = ()  # its resource's
+    latest: Sequence[ValidationResult] = ()  # its scope's latest result of each validation
+    schema: ValidationSchemaResult | None = None  # what its resource's acp.toml may declare
     stamp: object = None  # what ``held`` and ``document`` were, for ``cache``
     cache: ShownCache | None = field(default=None, repr=False)
 

@@ -27,6 +27,7 @@ if TYPE_CHECKING:
     from acp_client.events import Event
     from lsp_server.calls import BackendCalls
     from lsp_server.code_actions import ActionRequest
+    from lsp_server.completion import CompletionRequest
     from lsp_server.editor import Editor
     from lsp_server.roots import FileKey, Placement
     from lsp_server.snapshot import Snapshot
@@ -48,6 +49,10 @@ class Feature:
 
     def actions(self, request: ActionRequest) -> Iterable[types.CodeAction]:
         """The code actions it offers at a range (``lsp_server.code_actions``)."""
+        return ()
+
+    def completions(self, request: CompletionRequest) -> Iterable[types.CompletionItem]:
+        """What it completes at the cursor (``lsp_server.completion``)."""
         return ()
 
     def start(self, snapshot: Snapshot) -> None:

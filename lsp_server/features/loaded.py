@@ -12,11 +12,13 @@ from dataclasses import dataclass
 from lsp_server.calls import BackendCalls
 from lsp_server.editor import Editor
 from lsp_server.features import Feature, Runner
+from lsp_server.features.declarations import Declarations
 from lsp_server.features.diagnostics import Diagnostics
 from lsp_server.features.diagnostics.presenter import Source
 from lsp_server.features.fixes import Fixes
 from lsp_server.features.hover import Hover
 from lsp_server.features.plans import Plans
+from lsp_server.features.suppress import Suppress
 from lsp_server.features.symbols import Symbols
 from lsp_server.features.validations import Validations
 
@@ -27,6 +29,8 @@ class Features:
     fixes: Fixes
     plans: Plans
     validations: Validations
+    suppress: Suppress
+    declarations: Declarations
     hover: Hover
     symbols: Symbols
 
@@ -37,6 +41,8 @@ class Features:
             Fixes(editor, calls),
             Plans(editor, calls),
             Validations(editor, calls),
+            Suppress(editor, calls),
+            Declarations(editor, calls),
             Hover(editor, calls),
             Symbols(editor, calls),
         )
@@ -48,6 +54,8 @@ class Features:
             self.fixes,
             self.plans,
             self.validations,
+            self.suppress,
+            self.declarations,
             self.hover,
             self.symbols,
         )

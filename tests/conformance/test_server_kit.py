@@ -21,7 +21,13 @@ def test_acp_lsp_passes_in_every_profile(tmp_path: Path) -> None:
     assert run.status == 0, run.output[-3000:]
     outcomes = run.outcomes()
     for profile in profiles():
-        for check in ("severity_table", "clears_on_pass", "clean_shutdown", "no_stdout_noise"):
+        for check in (
+            "severity_table",
+            "clears_on_pass",
+            "completion",
+            "clean_shutdown",
+            "no_stdout_noise",
+        ):
             assert outcomes[f"{check}[{profile}]"] == "pass", (check, profile)
         assert outcomes[f"positions[{profile}-conf-required]"] == "pass"
         assert outcomes[f"unregistered_folder[{profile}]"] == "pass"  # all send folders

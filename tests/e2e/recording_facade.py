@@ -147,6 +147,12 @@ class SlowPlanGetFacade(RecordingFacade):
 PLAN_GET_SECONDS = 5.0
 
 
+class SchemalessFacade(LimitedFacade):
+    """A backend that cannot say what an ``acp.toml`` may declare."""
+
+    lacking = frozenset({"validation.schema"})
+
+
 class StreamlessFacade(RecordingFacade):
     """Requests work; the event stream fails at once, every time."""
 
@@ -173,3 +179,8 @@ def create_streamless_facade(data_dir: Path | None = None) -> StreamlessFacade:
 def create_slow_plan_get_facade(data_dir: Path | None = None) -> SlowPlanGetFacade:
     assert data_dir is not None
     return SlowPlanGetFacade(create_reference(data_dir), data_dir / CALLS_FILE)
+
+
+def create_schemaless_facade(data_dir: Path | None = None) -> SchemalessFacade:
+    assert data_dir is not None
+    return SchemalessFacade(create_reference(data_dir), data_dir / CALLS_FILE)

@@ -134,10 +134,12 @@ def feature_offences(root: Path = ROOT) -> dict[str, list[str]]:
 def test_the_features_are_the_rooms_the_design_names() -> None:
     features = ROOT / "lsp_server" / "features"
     assert sorted(p.name for p in features.iterdir() if (p / "__init__.py").is_file()) == [
+        "declarations",
         "diagnostics",
         "fixes",
         "hover",
         "plans",
+        "suppress",
         "symbols",
         "validations",
     ]
@@ -206,7 +208,7 @@ def test_every_request_handler_hands_its_feature_a_snapshot() -> None:
             c
             for c in calls
             if (isinstance(c.func, ast.Attribute) and "features" in ast.unparse(c.func))
-            or ast.unparse(c.func) == "code_actions.offered"
+            or ast.unparse(c.func) in ("code_actions.offered", "completion.completed")
         ]
         assert handed, f"{handler.name} hands nothing to a feature"
         for call in handed:

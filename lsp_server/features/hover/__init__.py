@@ -22,13 +22,16 @@ from acp_client.client import AcpClient
 from acp_client.events import STALE_AFTER, Event
 from acp_client.models import ContextInfo
 from acp_client.operations import MAX_INSPECT_TEXT
+from acp_client.paths import CONFIG_FILE
 from lsp_server.calls import BackendCalls, SharedCalls
+from lsp_server.declared import field_doc, field_named
 from lsp_server.editor import Editor
 from lsp_server.features import Feature
 from lsp_server.features.hover.render import at_character, render
 from lsp_server.positions import code_points
 from lsp_server.roots import Placement, file_path
 from lsp_server.snapshot import Snapshot
+from lsp_server.toml_place import VALIDATIONS, key_at
 
 log = logging.getLogger(__name__)
 
@@ -49,6 +52,22 @@ class Hover(Feature):
         self._generation = 0
 
     async def hover(self, snapshot: Snapshot, position: types.Position) -> types.Hover | None:
+        """What the backend knows of the line (``context.inspect``), after
+        the doc of the ``acp.toml`` key under the cursor, if it is on one."""
+        about_key = _key_doc(snapshot, position)
+        found = await self._inspected(snapshot, position)
+        if about_key is None:
+            return None if found is None else types.Hover(contents=found)
+        markdown = snapshot.support.hover_markdown
+        text = about_key if markdown else about_key.replace("**", "").replace("`", "")
+        if found is not None:
+            text += ("\n\n---\n\n" if markdown else "\n\n") + found.value
+        kind = types.MarkupKind.Markdown if markdown else types.MarkupKind.PlainText
+        return types.Hover(contents=types.MarkupContent(kind=kind, value=text))
+
+    async def _inspected(
+        self, snapshot: Snapshot, position: types.Position
+    ) -> types.MarkupContent | None:
         client, document = snapshot.backend, snapshot.document
         if client is None or document is None or snapshot.placement is None:
             return None
@@ -70,10 +89,7 @@ class Hover(Feature):
         lines = document.lines
         text = lines[position.line] if position.line < len(lines) else ""
         character = code_points(text, position.character, snapshot.encoding)
-        content = render(
-            at_character(info, position.line, character), snapshot.support.hover_markdown
-        )
-        return None if content is None else types.Hover(contents=content)
+        return render(at_character(info, position.line, character), snapshot.support.hover_markdown)
 
     async def _inspect(self, client: AcpClient, key: LineKey, source: str) -> ContextInfo | None:
         path = file_path(key[0])
@@ -107,3 +123,19 @@ class Hover(Feature):
     def _forget(self) -> None:
         self._generation += 1
         self._lines.clear()
+
+
+def _key_doc(snapshot: Snapshot, position: types.Position) -> str | None:
+    """The doc of the ``[[validations]]`` key under the cursor in ``acp.toml``."""
+    document, placement, schema = snapshot.document, snapshot.placement, snapshot.schema
+    if document is None or placement is None or schema is None:
+        return None
+    if placement.logical_path != CONFIG_FILE:
+        return None
+    lines = document.lines
+    text = lines[position.line] if position.line < len(lines) else ""
+    found = key_at(lines, position.line, code_points(text, position.character, snapshot.encoding))
+    if found is None or found[1] != VALIDATIONS:
+        return None
+    field = field_named(schema, found[0])
+    return None if field is None else field_doc(field)

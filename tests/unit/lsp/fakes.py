@@ -229,6 +229,13 @@ class Files:
         return EditorFile(uri, None, on_disk)
 
 
+def schema() -> Any:
+    """The reference backend's ``validation.schema`` answer."""
+    from acp_backend.validation.schema import validation_schema
+
+    return validation_schema()
+
+
 def snapshot(
     text: str = "import os\nx = 1\n",
     *,
@@ -241,6 +248,7 @@ def snapshot(
     path: str = "a.py",
     sandbox: bool = False,
     version: int = 1,
+    declares: Any = None,
 ) -> Snapshot:
     """A snapshot of ``path`` open with ``text``, showing ``results``, as a
     session would take it."""
@@ -263,6 +271,8 @@ def snapshot(
         tuple(held),
         specs=specs or {},
         plans=tuple(plans),
+        latest=tuple(results),
+        schema=declares,
     )
 
 
@@ -310,6 +320,10 @@ class FakeClient:
 
     async def plan_list(self, resource: str | None = None) -> tuple[Plan, ...]:
         return tuple(self.plans.values())
+
+    async def validation_schema(self, resource: str | None = None) -> Any:
+        self.asked.append("validation.schema")
+        return schema()
 
     async def plan_get(self, plan_id: str) -> Plan:
         self.asked.append(f"plan.get {plan_id}")

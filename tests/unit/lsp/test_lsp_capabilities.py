@@ -36,6 +36,9 @@ def test_client_support_is_read_once_from_the_recorded_profiles() -> None:
     assert (vscode.client_name, vscode.client_version) == ("Visual Studio Code", "1.95.0")
     assert vscode.apply_edit and vscode.document_changes and vscode.change_annotations
     assert vscode.code_action_resolve == {"edit"} and vscode.hover_markdown
+    assert vscode.completion_markdown
+    emacs = ClientSupport.of(types.InitializeParams(capabilities=client_capabilities("emacs")))
+    assert not emacs.completion_markdown  # it announces no documentation format
     legacy = ClientSupport.of(
         types.InitializeParams(capabilities=client_capabilities("neovim@v0.7"))
     )
