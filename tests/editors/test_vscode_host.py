@@ -2,7 +2,9 @@
 in Debian's headless Chromium, driven by Puppeteer. A test-only extension
 (vscode_host/probe) opens and saves examples/demo/greetings.py as a new user
 would, runs the restart command, and reports what VS Code's diagnostics API
-held; acp-lsp is found by the extension itself, in the .venv of the checkout
+held; in another run, it asks VS Code's completion API in greetings.py and
+acp.toml while Puppeteer types the same text and reads the suggest widget.
+acp-lsp is found by the extension itself, in the .venv of the checkout
 around the folder (not on the extension host's PATH), and no setting is
 touched."""
 
@@ -93,16 +95,24 @@ def host_env(project: DemoProject) -> dict[str, str]:
 
 
 def run_host(
-    host: tuple[Path, Path], project: DemoProject, tmp_path: Path, *, trusted: bool = True
+    host: tuple[Path, Path],
+    project: DemoProject,
+    tmp_path: Path,
+    *,
+    trusted: bool = True,
+    probe: dict[str, str] | None = None,
 ) -> dict[str, Any]:
     """Open the project in code-server; ``trusted`` plays the user who answers
-    "Yes, I trust the authors" (else the folder stays in Restricted Mode)."""
+    "Yes, I trust the authors" (else the folder stays in Restricted Mode).
+    ``probe``: the probe's scenario and its settings (ACP_PROBE_*), besides
+    the result file and greetings.py."""
     code_server, extensions = host
     result_file = tmp_path / "probe-result.json"
     env = {
         **host_env(project),
         "ACP_PROBE_RESULT": str(result_file),
         "ACP_PROBE_FILE": str(project.greetings),
+        **(probe or {}),
     }
     log_path = tmp_path / "code-server.log"
     node = str(which("node"))
@@ -162,14 +172,19 @@ def at(shown: list[dict[str, Any]], finding: Finding, severity: int) -> str:
     return ""
 
 
+def install_in_venv(project: DemoProject) -> Path:
+    """As the README sets it up: acp-lsp in the .venv of the repository around
+    examples/demo (the harness makes the demo's parent a git checkout)."""
+    venv = project.root.parent / ".venv"
+    (venv / "bin").mkdir(parents=True)
+    (venv / "bin" / "acp-lsp").symlink_to(BIN / "acp-lsp")
+    return venv
+
+
 def test_vscode_shows_demo_diagnostics_and_restarts(
     code_server: tuple[Path, Path], demo_project: DemoProject, tmp_path: Path
 ) -> None:
-    # As the README sets it up: acp-lsp in the .venv of the repository around
-    # examples/demo (the harness makes the demo's parent a git checkout).
-    venv = demo_project.root.parent / ".venv"
-    (venv / "bin").mkdir(parents=True)
-    (venv / "bin" / "acp-lsp").symlink_to(BIN / "acp-lsp")
+    venv = install_in_venv(demo_project)
 
     result = run_host(code_server, demo_project, tmp_path)
 
@@ -192,3 +207,68 @@ def test_vscode_keeps_the_extension_off_in_an_untrusted_folder(
     """The manifest's untrustedWorkspaces: false, as VS Code applies it."""
     result = run_host(code_server, demo_project, tmp_path, trusted=False)
     assert result == {"trusted": False, "installed": False}, result
+
+
+def utf16_length(text: str) -> int:
+    return len(text.encode("utf-16-le")) // 2
+
+
+def test_vscode_completes_presets_and_a_findings_code(
+    code_server: tuple[Path, Path], demo_project: DemoProject, tmp_path: Path
+) -> None:
+    """VS Code's own completion list, twice at each place: from its API
+    (vscode.executeCompletionItemProvider after a workspace edit: the
+    language client's provider, as the suggest widget asks it) and in the
+    suggest widget while Puppeteer types, then narrows the list and takes a
+    row with Enter. After `  # noqa: ` at the end of the typo's line (emoji
+    before it: UTF-16 columns), the codes of ruff's findings on that line
+    first, then its others; after `preset = "` in a new [[validations]]
+    table of acp.toml, the presets."""
+    install_in_venv(demo_project)
+    typo = demo_project.typo()
+    probe = {"ACP_PROBE_SCENARIO": "completion", "ACP_PROBE_LINE": str(typo.line)}
+    result = run_host(code_server, demo_project, tmp_path, probe=probe)
+    assert result["activated_by_itself"] and result["saved"], result
+    noqa, preset = result["noqa"], result["preset"]
+
+    # (b) The API: ruff's codes, with the typo's F821 among its line's, first.
+    typed = typo.line_text + "  # noqa: "
+    end = utf16_length(typed)
+    assert noqa["api"]["line"] == typed, noqa
+    assert noqa["api"]["position"] == {"line": typo.line, "character": end}, noqa
+    codes = [item for item in noqa["api"]["items"] if item["kind"] == "Constant"]
+    here = [item["label"] for item in codes if item.get("description") == "on this line"]
+    assert "F821" in here and "F401" not in here, noqa  # F401 is inventory.py's
+    assert [item["label"] for item in codes][: len(here)] == here, noqa
+    assert "F401" in [item["label"] for item in codes], noqa
+    (f821,) = [item for item in codes if item["label"] == "F821"]
+    assert f821["detail"].startswith("ruff: "), f821
+    assert "https://docs.astral.sh/ruff/rules/" in f821["documentation"], f821
+    # Inserted at the cursor, in VS Code's UTF-16 columns.
+    assert f821["insertText"] == "F821", f821
+    assert f821["range"] == {"line": typo.line, "start": end, "end": end}, f821
+    # The suggest widget as typed: the line's codes on top, Enter writes F821.
+    assert "error" not in noqa["ui"], noqa
+    rows = [row["label"] for row in noqa["ui"]["rows"]]
+    assert sorted(rows[: len(here)]) == sorted(here) and "F401" in rows, noqa
+    assert [row["label"] for row in noqa["ui"]["narrowed"]] == ["F821"], noqa
+    assert noqa["ui"]["line"] == typed + "F821", noqa
+
+    # (a) The API: the presets, each with what it runs and its table.
+    assert preset["api"]["line"] == 'preset = "', preset
+    position = preset["api"]["position"]
+    presets = {
+        item["label"]: item for item in preset["api"]["items"] if item["kind"] == "EnumMember"
+    }
+    assert {"ruff", "mypy", "eslint", "shellcheck"} <= presets.keys(), preset
+    ruff = presets["ruff"]
+    assert ruff["detail"].startswith("ruff check"), ruff  # ruff is installed
+    assert 'name = "ruff"' in ruff["documentation"], ruff
+    assert ruff["insertText"] == 'ruff"', ruff  # the quote typed, closed too
+    assert ruff["range"] == {"line": position["line"], "start": 10, "end": 10}, ruff
+    # The suggest widget as typed; "ru" and Enter complete the value.
+    assert "error" not in preset["ui"], preset
+    rows = [row["label"] for row in preset["ui"]["rows"]]
+    assert {"ruff", "mypy", "eslint"} <= set(rows), preset
+    assert [row["label"] for row in preset["ui"]["narrowed"]] == ["ruff"], preset
+    assert preset["ui"]["line"] == 'preset = "ruff"', preset

@@ -38,6 +38,10 @@ class Declarations(Feature):
         if not where.in_validations:
             return
         edit = request.replacing(where.start)
+        # An opening quote not closed yet (editors without TOML support add
+        # none): the value closes it.
+        quote = request.text[where.start - 1] if where.quoted else ""
+        closing = "" if request.text[request.character :].startswith(quote) else quote
         if where.side == "key":
             yield from _keys(request, schema.fields, where, edit)
         elif where.side == "value" and where.key is not None:
@@ -49,7 +53,9 @@ class Declarations(Feature):
                     missing = "" if preset.on_path else f" ({preset.executable} not on PATH)"
                     detail = preset.summary + missing
                     doc = preset_doc(preset)
-                    yield _value(request, preset.name, where, edit, doc=doc, detail=detail)
+                    yield _value(
+                        request, preset.name, where, edit, doc=doc, detail=detail, closing=closing
+                    )
             elif field.type == BOOLEAN:
                 for value in ("true", "false"):
                     doc = field_doc(field)
@@ -57,7 +63,7 @@ class Declarations(Feature):
             else:
                 for value, explained in choices(schema, field).items():
                     doc = explained or field_doc(field)
-                    yield _value(request, value, where, edit, doc=doc, detail=None)
+                    yield _value(request, value, where, edit, doc=doc, detail=None, closing=closing)
 
 
 def _keys(
@@ -85,8 +91,15 @@ def _value(
     doc: str,
     detail: str | None,
     quoted: bool = True,
+    closing: str = "",
 ) -> types.CompletionItem:
-    written = value if where.quoted or not quoted else f'"{value}"'
+    """A value; a string is quoted, or completes (and closes) the quote typed."""
+    if not quoted:
+        written = value
+    elif where.quoted:
+        written = value + closing
+    else:
+        written = f'"{value}"'
     return types.CompletionItem(
         label=value,
         kind=types.CompletionItemKind.EnumMember,

@@ -85,7 +85,9 @@ def test_the_values_of_an_enumeration_quoted_or_inside_a_quote() -> None:
     required = item(shot, 1, 7, "required")
     assert required.text_edit is not None and required.text_edit.new_text == '"required"'
     sarif = item(shot, 2, 12, "sarif")
-    assert sarif.text_edit is not None and sarif.text_edit.new_text == "sarif"
+    assert sarif.text_edit is not None and sarif.text_edit.new_text == 'sarif"'  # closed too
+    closed = toml('[[validations]]\nformat = "sa"')  # the editor closed the quote itself
+    assert item(closed, 1, 12, "sarif").text_edit.new_text == "sarif"  # type: ignore[union-attr]
     assert isinstance(sarif.documentation, types.MarkupContent)
     assert "SARIF" in sarif.documentation.value  # the format's own doc
 
