@@ -49,6 +49,7 @@ class ClientSupport:
     resource_operations: frozenset[str] = frozenset()  # create / rename / delete
     code_action_literals: bool = False
     code_action_resolve: frozenset[str] = frozenset()
+    code_action_disabled: bool = False  # an action may be listed with why it cannot run
     hover_markdown: bool = False
     completion_markdown: bool = False  # completion items' documentation
     completion_label_details: bool = False
@@ -77,6 +78,7 @@ class ClientSupport:
             code_action_resolve=_strings(
                 caps, "text_document.code_action.resolve_support.properties"
             ),
+            code_action_disabled=bool(_get(caps, "text_document.code_action.disabled_support")),
             hover_markdown=types.MarkupKind.Markdown
             in _strings(caps, "text_document.hover.content_format"),
             completion_markdown=types.MarkupKind.Markdown

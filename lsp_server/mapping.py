@@ -27,7 +27,7 @@ from __future__ import annotations
 import functools
 import json
 import string
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from json.encoder import encode_basestring_ascii as _string
 from typing import TYPE_CHECKING
@@ -38,6 +38,7 @@ from lsprotocol.types import Diagnostic, PositionEncodingKind
 
 from acp_client.models import MAX_POSITION, Finding, Location, RelatedLocation, ValidationResult
 from acp_client.paths import CONFIG_FILE
+from lsp_server.drift import LineMap
 from lsp_server.marks import ConfigMark, Held, Severity, severity_for, spots
 from lsp_server.positions import Lines, column, line_at
 
@@ -73,13 +74,22 @@ def shown_diagnostics(
     config_error: ConfigMark | None = None,
 ) -> list[str]:
     """What the editor shows of one file: its findings, against the text it
-    has, and its ``acp.toml`` error if this is the file. A result computed
-    on other text than an open buffer's (another validation re-ran after an
-    edit, this one not yet) is held back until its validation reports
-    again: placed on the new text it would be wrong."""
+    has, and its ``acp.toml`` error if this is the file. A result computed on
+    the file as last saved, before unsaved edits, shows its findings where
+    their lines went (``lsp_server.drift``), and not those on lines that
+    changed; one computed on other text is held back until its validation
+    reports again: placed on the new text it would be wrong."""
+    moved: dict[str, LineMap] = {}
     if document is not None:
-        held = [(result, where) for result, where in held if document.holds(result, path)]
-    shown = file_diagnostics(held, lines, encoding, links)
+        kept = []
+        for result, where in held:
+            reading = document.reading(result, path)
+            if reading.known:
+                kept.append((result, where))
+                if reading.moved is not None:
+                    moved[result.id] = reading.moved
+        held = kept
+    shown = file_diagnostics(held, lines, encoding, links, moved)
     if config_error is not None:
         shown.append(config_diagnostic(config_error, lines, encoding))
     return shown
@@ -90,16 +100,22 @@ def file_diagnostics(
     lines: Lines | None,
     encoding: PositionEncodingKind | str,
     links: Links | None = None,
+    moved: Mapping[str, LineMap] | None = None,
 ) -> list[str]:
     """The diagnostics of one file, from each result shown there (as
-    ``ResultStore.held`` gives them), in one pass."""
+    ``ResultStore.held`` gives them), in one pass; a result in ``moved``
+    (by id) has its lines moved, and its findings on changed lines left out."""
     shown = []
-    last = head = data = None
+    last = head = data = move = None
     findings: Sequence[Finding] = ()
-    for result, location, anchored, message, code, index in spots(held):
+    for result, spot, anchored, message, code, index in spots(held):
         if result is not last:
             last, findings = result, result.findings
             head, data = _SHARED.get(result.id) or _shared(result)
+            move = moved.get(result.id) if moved else None
+        location: Location | None = spot if move is None else move.location(spot)
+        if location is None:
+            continue
         more = "" if code is None else f', "code": {_string(code)}'
         if links is not None and index is not None:
             more += _link(findings[index], links, encoding)

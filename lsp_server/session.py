@@ -212,7 +212,8 @@ class Session:
         document = self.documents.get(uri)
         if document is None:
             return
-        document = self.documents[uri] = replace(document, version=version, text=text)
+        saved = document.last_saved  # the unsaved edits are measured from it
+        document = self.documents[uri] = replace(document, version=version, text=text, saved=saved)
         key = document.key
         if key is not None and self.settings.clear_on_edit and self.results.clear_file(key):
             self._changed({key})
@@ -221,6 +222,9 @@ class Session:
 
     def saved(self, uri: str) -> None:
         self.calls.check_moved()  # a save is when sharing a server matters most
+        document = self.documents.get(uri)
+        if document is not None:  # what a tool reads from now on
+            self.documents[uri] = replace(document, saved=None)
         placing = self._placing.get(uri)
         if placing is None:
             self._declarations_if_config(uri)

@@ -23,6 +23,7 @@ from lsprotocol import types
 
 from acp_client.errors import TransportError
 from lsp_server.capabilities import ClientSupport
+from lsp_server.drift import AS_READ, Reading
 
 if TYPE_CHECKING:
     from acp_client.client import AcpClient
@@ -127,8 +128,9 @@ class Snapshot:
         ``data`` leads back to)."""
         return next((result for result, _ in self.held if result.id == result_id), None)
 
-    def fresh(self, result: ValidationResult) -> bool:
-        """Whether ``result``'s findings were computed on the document's text."""
+    def reading(self, result: ValidationResult) -> Reading:
+        """Where ``result``'s positions are on the document's text: as they
+        are, moved through its unsaved edits, or nowhere (``lsp_server.drift``)."""
         if self.document is None or self.placement is None:
-            return True
-        return self.document.holds(result, self.placement.logical_path)
+            return AS_READ
+        return self.document.reading(result, self.placement.logical_path)

@@ -246,3 +246,16 @@ async def test_a_file_saved_with_a_bom_gets_its_fixes_and_plans_as_without_one(
     await until(lambda: any("Applied plan “Drop os”" in m for m in session.messages()))
     assert buffers.text(root / "a.py") == "x = 1\n"
     assert not [m for m in session.messages() if "unsaved" in m or "CONFLICT" in m]
+
+
+@pytest.mark.parametrize("profile", ["visual-studio-code", "neovim@v0.11", "emacs"])
+async def test_a_fix_survives_unrelated_unsaved_edits_and_lands_where_its_line_went(
+    tmp_path: Path, backend: Backend, lsp: Starter, profile: str
+) -> None:
+    root, resource, session, buffers = await started(tmp_path, backend, lsp, profile, "local")
+    backend.publish(unused_import(resource))
+    await session.wait_diagnostics(root / "a.py", lambda d: len(d) == 1)
+    buffers.type(root / "a.py", "# typed above\n" + SOURCE + "y = 2  # and below\n")
+    (fix,) = [a for a in await actions_at(session, root / "a.py", 1, 8) if "Fix with" in a.title]
+    await choose(buffers, fix)
+    assert buffers.text(root / "a.py") == "# typed above\nx = 1\ny = 2  # and below\n"

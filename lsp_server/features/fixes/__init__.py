@@ -52,6 +52,7 @@ class Fixes(Feature):
     def __init__(self, editor: Editor, calls: BackendCalls) -> None:
         super().__init__(editor, calls)
         self.runs: Mapping[str, Runner] = {APPLY_FIX: self.apply, FIX_ALL: self.apply}
+        self._logged: set[tuple[str, int]] = set()  # fixes withheld, said in the log
 
     # --- the listing -------------------------------------------------------
 
@@ -74,13 +75,17 @@ class Fixes(Feature):
         snapshot = request.snapshot
         for diagnostic in request.here:
             hit = finding_of(diagnostic, snapshot)
-            if hit is None or not hit[2].fixes or not snapshot.fresh(hit[0]):
+            if hit is None or not hit[2].fixes:
                 continue
             result, index, finding = hit
             for number, fix in enumerate(finding.fixes):
                 title = f"Fix with {result.validation}" + (
                     f": {fix.description}" if fix.description else ""
                 )
+                fits = fitted(snapshot, result, fix.edits) is not None
+                if not fits and not snapshot.support.code_action_disabled:
+                    self._withheld(result, index, title)
+                    continue
                 args = FixArgs(
                     uri=_uri(snapshot),
                     resource_id=result.resource_id,
@@ -90,14 +95,23 @@ class Fixes(Feature):
                     finding=index,
                     fix=number,
                 )
-                yield action(
+                offered = action(
                     title,
                     APPLY_FIX,
                     args,
-                    lazy=request.resolve,
+                    lazy=request.resolve and fits,
                     diagnostics=[diagnostic],
-                    preferred=len(finding.fixes) == 1,
+                    preferred=len(finding.fixes) == 1 and fits,
                 )
+                if not fits:
+                    offered.disabled = types.CodeActionDisabled(_changed(result.validation))
+                yield offered
+
+    def _withheld(self, result: ValidationResult, index: int, title: str) -> None:
+        """Said once in the log (a client that shows no disabled action)."""
+        if (result.id, index) not in self._logged:
+            self._logged.add((result.id, index))
+            self.editor.log(f"“{title}” not offered: {_changed(result.validation)}.")
 
     # --- edits -------------------------------------------------------------
 
@@ -127,10 +141,10 @@ class Fixes(Feature):
         placement = snapshot.placement
         if placement is None:
             return None
-        picked: list[tuple[ValidationResult, Sequence[TextEdit]]]
+        picked: list[tuple[ValidationResult, Sequence[TextEdit]]] = []
         if isinstance(args, FixArgs):
             result = snapshot.shown(args.result_id)
-            if result is None or not snapshot.fresh(result):
+            if result is None:
                 return None
             findings = result.findings
             if not (
@@ -138,12 +152,17 @@ class Fixes(Feature):
                 and 0 <= args.fix < len(findings[args.finding].fixes)
             ):
                 return None
-            picked = [(result, findings[args.finding].fixes[args.fix].edits)]
+            chosen_fixes = [(result, findings[args.finding].fixes[args.fix].edits)]
         else:
-            picked = [
+            chosen_fixes = [
                 (result, result.findings[index].fixes[0].edits)
                 for result, index in chosen(snapshot)[0]
             ]
+        for result, fix in chosen_fixes:
+            edits = fitted(snapshot, result, fix)
+            if edits is None:
+                return None
+            picked.append((result, edits))
         edits = [edit for _, fix in picked for edit in fix]
         paths = {edit.location.path for edit in edits}
         targets: dict[str, EditorFile] = {}
@@ -151,11 +170,13 @@ class Fixes(Feature):
             target = snapshot.files(placement.resource.id, path)
             if target is not None:
                 targets[path] = target
+        # The document's own text was checked by its reading (``fitted``);
+        # another file a fix edits must still be the one the tool read.
         expected = {
             path: digest
             for result, _ in picked
             for path, digest in result.file_hashes.items()
-            if path in paths
+            if path in paths and path != placement.logical_path
         }
         support = EditSupport.of(snapshot.support)
         try:
@@ -182,7 +203,8 @@ class Fixes(Feature):
 
 def chosen(snapshot: Snapshot) -> tuple[list[Candidate], list[Candidate]]:
     """What "Fix all" takes and skips on the document (``acp_client.fixes``),
-    among the findings it shows whose tool attached a fix that still fits."""
+    among the findings it shows whose tool attached a fix that still fits
+    (moved with the unsaved edits where they moved its lines)."""
     placement = snapshot.placement
     if placement is None:
         return [], []
@@ -190,11 +212,30 @@ def chosen(snapshot: Snapshot) -> tuple[list[Candidate], list[Candidate]]:
     candidates = [
         (result, index)
         for result, shown in snapshot.held
-        if snapshot.fresh(result)
         for index in indexes(shown)
-        if index is not None and _fixable_in(result, index, path)
+        if index is not None
+        and _fixable_in(result, index, path)
+        and fitted(snapshot, result, result.findings[index].fixes[0].edits) is not None
     ]
     return fix_all(candidates)
+
+
+def fitted(
+    snapshot: Snapshot, result: ValidationResult, edits: Sequence[TextEdit]
+) -> list[TextEdit] | None:
+    """A fix's edits as they apply to the document now: moved with the lines
+    the user's unsaved edits moved; None when one of its lines changed (or
+    the result was computed on other text altogether)."""
+    reading = snapshot.reading(result)
+    if not reading.known:
+        return None
+    if reading.moved is None or snapshot.placement is None:
+        return list(edits)
+    return reading.moved.edits(edits, snapshot.placement.logical_path)
+
+
+def _changed(validation: str) -> str:
+    return f"the line changed since {validation} read it: save to run it again"
 
 
 def _fixable_in(result: ValidationResult, index: int, path: str) -> bool:

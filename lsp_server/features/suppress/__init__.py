@@ -42,11 +42,11 @@ class Suppress(Feature):
         newline = "\r\n" if "\r\n" in document.text else "\n"
         for diagnostic in request.here:
             hit = finding_of(diagnostic, snapshot)
-            if hit is None or not snapshot.fresh(hit[0]):
+            if hit is None or hit[2].location is None:
                 continue
             result, _, finding = hit
             spec = snapshot.specs.get(result.validation)
-            location = finding.location
+            location = snapshot.reading(result).location(hit[2].location)  # on the buffer now
             if spec is None or spec.suppress is None or not finding.code or location is None:
                 continue
             if location.path != placement.logical_path:

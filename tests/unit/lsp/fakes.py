@@ -329,3 +329,11 @@ class FakeClient:
         self.asked.append(f"plan.get {plan_id}")
         await self.plans_known.wait()
         return self.plans[plan_id]
+
+
+def edited(shot: Snapshot, text: str) -> Snapshot:
+    """The same snapshot after the user typed ``text`` without saving (the
+    text as last saved, what the tools read, is kept)."""
+    assert shot.document is not None
+    document = replace(shot.document, text=text, saved=shot.document.last_saved)
+    return replace(shot, document=document)

@@ -158,3 +158,16 @@ async def test_a_plan_an_event_brought_while_a_listing_was_on_its_way_survives_i
     session.take_event(PlanChanged(event_id=1, at=datetime.now(UTC), plan=plan(plan_id="P2")))
     session.mirror.take_listing(began)  # it began before P2 was made, and never saw it
     assert [p.id for p in session.mirror.plans("R")] == ["P2"]  # P1 went: the listing is newer
+
+
+async def test_a_document_keeps_the_text_last_saved_until_the_next_save() -> None:
+    session, _, _ = started(FakeClient())
+    await session.resync()
+    session.opened("file:///r/a.py", 1, "one\n")
+    session.edited("file:///r/a.py", 2, "two\n")
+    session.edited("file:///r/a.py", 3, "three\n")
+    document = session.documents["file:///r/a.py"]
+    assert (document.text, document.last_saved) == ("three\n", "one\n")
+    session.saved("file:///r/a.py")
+    document = session.documents["file:///r/a.py"]
+    assert (document.text, document.last_saved) == ("three\n", "three\n")
