@@ -20,7 +20,13 @@ from typing import Any
 from acp_client.client import AcpClient
 from acp_client.errors import RemoteError, ServerFault
 from acp_client.events import ValidationResultEvent
-from acp_client.models import Plan, Resource, ValidationResult, ValidationSpec
+from acp_client.models import (
+    APPLIABLE_PLAN_STATES,
+    Plan,
+    Resource,
+    ValidationResult,
+    ValidationSpec,
+)
 from acp_client.operations import ValidationListResult, ValidationSchemaResult
 from lsp_server.calls import BackendCalls
 from lsp_server.listing import Listing, list_resource
@@ -50,6 +56,9 @@ class Mirror:
         self._plan_ticks: dict[str, int] = {}  # the event count when a plan was last taken
         self._sandboxes: dict[str, str | None] = {}  # plan id -> its sandbox's scope
         self._waiting: dict[str, list[ValidationResult]] = {}  # plan results, sandbox unknown
+        # The text each appliable plan's changes expect (base sha256 by path;
+        # None: a file it creates), from its preview: whether it still fits.
+        self._bases: dict[str, Mapping[str, str | None]] = {}
         self.filled: set[str] = set()  # resources listed (or being listed) once
         self.tick = 0  # events taken
 
@@ -63,6 +72,9 @@ class Mirror:
 
     def plans(self, resource_id: str) -> Sequence[Plan]:
         return tuple(plan for plan in self._plans.values() if plan.resource_id == resource_id)
+
+    def bases(self, plans: Sequence[Plan]) -> Mapping[str, Mapping[str, str | None]]:
+        return {plan.id: self._bases[plan.id] for plan in plans if plan.id in self._bases}
 
     # --- events ------------------------------------------------------------
 
@@ -97,6 +109,10 @@ class Mirror:
         if known is not None and known.updated_at > plan.updated_at:
             return set()  # an older view of it
         self._plans[plan.id] = plan
+        if plan.state not in APPLIABLE_PLAN_STATES:
+            self._bases.pop(plan.id, None)
+        elif plan.id not in self._bases:
+            self._later(self._learn_bases(plan.id))
         scope = None
         if plan.sandbox_root is not None:
             scope = sandbox_scope(plan.resource_id, plan.sandbox_root)
@@ -116,6 +132,7 @@ class Mirror:
         self._schemas.pop(resource_id, None)
         for plan in [p for p in self._plans.values() if p.resource_id == resource_id]:
             del self._plans[plan.id]
+            self._bases.pop(plan.id, None)
         return self.results.forget_resource(resource_id)
 
     # --- listings ----------------------------------------------------------
@@ -167,6 +184,21 @@ class Mirror:
             self._waiting.pop(plan_id, None)
         else:
             self._on_change(self.take_plan(plan))
+
+    async def _learn_bases(self, plan_id: str) -> None:
+        """What a plan's changes expect, so its actions can say it no longer fits."""
+        client = self._calls.client
+        if client is None:
+            return
+        try:
+            preview = await self._calls.if_offered(client.plan_preview(plan_id))
+        except (RemoteError, ServerFault) as exc:  # gone meanwhile, or refused
+            log.info("cannot preview plan %s: %s", plan_id, exc)
+            return
+        if preview is not None and plan_id in self._plans:
+            self._bases[plan_id] = {
+                change.old_path or change.path: change.base_sha256 for change in preview.changes
+            }
 
     async def _relist_results(self, resource: Resource) -> None:
         client = self._calls.client

@@ -76,6 +76,7 @@ class Snapshot:
     config_error: ConfigMark | None = None  # its resource's acp.toml error, shown on it
     specs: Mapping[str, ValidationSpec] = field(default_factory=dict)  # its resource's
     plans: Sequence[Plan] = ()  # its resource's
+    bases: Mapping[str, Mapping[str, str | None]] = field(default_factory=dict)  # by plan
     latest: Sequence[ValidationResult] = ()  # its scope's latest result of each validation
     schema: ValidationSchemaResult | None = None  # what its resource's acp.toml may declare
     stamp: object = None  # what ``held`` and ``document`` were, for ``cache``

@@ -66,6 +66,13 @@ class Buffers:
     def text(self, path: Path) -> str:
         return self.texts[uri(path)]
 
+    def save(self, path: Path) -> None:
+        """The user saves the buffer: the file holds it, the server is told."""
+        path.write_text(self.text(path), encoding="utf-8")
+        self.session.client.text_document_did_save(
+            types.DidSaveTextDocumentParams(types.TextDocumentIdentifier(uri(path)))
+        )
+
     def apply(self, params: types.ApplyWorkspaceEditParams) -> types.ApplyWorkspaceEditResult:
         """Apply an edit as the editor does (also for a resolved action's edit)."""
         self.received.append(params)

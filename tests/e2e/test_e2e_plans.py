@@ -189,7 +189,9 @@ async def test_propose_fix_runs_the_fix_in_a_sandbox_with_progress(
     logged = [m.message for m in session.client.log_messages]
     assert any("-import os" in m and "inventory.py" in m for m in logged), logged
     forced = await plan_action(
-        session, demo / "inventory.py", "Apply plan “Fix ruff findings” anyway"
+        session,
+        demo / "inventory.py",
+        f"Apply plan “Fix ruff findings” (ruff, 1 file, #{plan.id[-4:]}) anyway",
     )
     await choose(buffers, forced)
     await until(lambda: any("Applied plan" in m for m in session.messages()))
@@ -334,3 +336,47 @@ async def test_a_fix_that_could_not_reach_the_buffer_is_not_offered(
     titles = [a.title for a in await actions_at(session, root / "a.py", 0, 8)]
     assert "Run validations on a.py" in titles
     assert not [t for t in titles if t.startswith(("Fix with", "Fix all"))], titles
+
+
+@pytest.mark.parametrize("profile", ["visual-studio-code", "neovim@v0.11"])
+async def test_a_refusal_leads_somewhere_and_a_plan_that_no_longer_fits_is_proposed_again(
+    tmp_path: Path, backend: Backend, lsp: Starter, profile: str
+) -> None:
+    """Unsaved changes: the advice is to revert them (saving would make the
+    plan stop fitting). Saved anyway: the plan is no longer offered to
+    preview or apply, only to propose again (once) or cancel."""
+    demo = Path(shutil.copytree(REPO / "examples" / "demo", tmp_path / "demo"))
+    await backend.register(demo)
+    session = await lsp(profile, [demo])
+    buffers = Buffers(session)
+    inventory = demo / "inventory.py"
+    buffers.open(inventory)
+    await session.wait_in_play(demo)
+    session.client.text_document_did_save(
+        types.DidSaveTextDocumentParams(types.TextDocumentIdentifier(uri(inventory)))
+    )
+    await session.wait_diagnostics(inventory, lambda d: any(x.source == "ruff" for x in d))
+    actions = await actions_at(session, inventory, 2, 0)
+    await choose(buffers, next(a for a in actions if a.title.startswith("Propose fix with ruff")))
+    await until(lambda: any("Plan “Fix ruff findings” is" in m for m in session.messages()), 30)
+    forced = await plan_action(session, inventory, "Apply plan “Fix ruff findings” (ruff, ")
+
+    typed = buffers.text(inventory) + "# typed, not saved\n"
+    buffers.type(inventory, typed)
+    await choose(buffers, forced)
+    await until(lambda: any("not applied" in m for m in session.messages()))
+    (refused,) = [m for m in session.messages() if "not applied" in m]
+    assert "To apply it, revert the unsaved changes" in refused, refused
+
+    buffers.save(inventory)  # saved anyway: the plan's base is gone
+    deadline = time.monotonic() + WAIT
+    while True:
+        titles = [a.title for a in await actions_at(session, inventory, 2, 0)]
+        plans = [t for t in titles if "plan “Fix ruff findings”" in t]
+        if not any(t.startswith(("Preview", "Apply")) for t in plans):
+            break
+        assert time.monotonic() < deadline, titles
+        await asyncio.sleep(0.05)
+    again = [t for t in plans if t.startswith("Propose again with ruff")]
+    assert len(again) == 1 and "no longer fits inventory.py" in again[0], titles
+    assert [t for t in plans if t.startswith("Cancel")], titles

@@ -36,6 +36,7 @@ from acp_client.models import (
     PlanState,
 )
 from acp_client.paths import path_to_uri
+from acp_client.text import holds
 from lsp_server.calls import BackendCalls
 from lsp_server.code_actions import ActionRequest, action
 from lsp_server.commands import (
@@ -95,6 +96,7 @@ class Plans(Feature):
     def actions(self, request: ActionRequest) -> Iterable[types.CodeAction]:
         if request.wanted(QUICK_FIX):
             yield from _proposals(request)
+            yield from _proposed_again(request.snapshot)
         if request.wanted(PLAN_KIND):
             yield from _plan_actions(request.snapshot)
 
@@ -165,8 +167,7 @@ class Plans(Feature):
         if preview.moved:
             self.editor.say(
                 f"Plan “{plan.title}” was not applied (CONFLICT): {', '.join(preview.moved)} "
-                "changed since it was made. Nothing was written. Ask for a new plan "
-                "(“Propose fix” again, or its author).",
+                f"changed since it was made. Nothing was written. {AGAIN}.",
                 Warning_,
             )
             return NOT_APPLIED
@@ -287,16 +288,12 @@ def _proposals(request: ActionRequest) -> Iterable[types.CodeAction]:
 
 
 def _plan_actions(snapshot: Snapshot) -> Iterable[types.CodeAction]:
-    """Each plan that touches the file and has not ended."""
-    placement = snapshot.placement
-    if placement is None:
-        return
-    for plan in snapshot.plans:
-        if placement.logical_path not in plan.paths or plan.state not in OPEN_PLAN_STATES:
-            continue
+    """Each plan that touches the file and has not ended; one that no longer
+    fits it can only be cancelled (``_proposed_again`` offers a new one)."""
+    for plan in _touching(snapshot):
         args = PlanArgs(plan_id=plan.id)
-        name = f"plan “{plan.title}”"
-        if plan.state in APPLIABLE_PLAN_STATES:
+        name = _name(plan)
+        if plan.state in APPLIABLE_PLAN_STATES and not _stale(snapshot, plan):
             yield action(f"Preview {name}", PREVIEW_PLAN, args)
             if why_not_appliable(plan) is None:
                 yield action(f"Apply {name}", APPLY_PLAN, args)
@@ -308,13 +305,80 @@ def _plan_actions(snapshot: Snapshot) -> Iterable[types.CodeAction]:
         yield action(f"Cancel {name}", CANCEL_PLAN, args)
 
 
+def _proposed_again(snapshot: Snapshot) -> Iterable[types.CodeAction]:
+    """"Propose again" for a plan made from a validation's fix that no longer
+    fits the file (it changed since): one per validation, however many."""
+    placement = snapshot.placement
+    if placement is None or placement.sandbox:
+        return
+    offered: set[str] = set()
+    for plan in _touching(snapshot):
+        validation = plan.source_validation
+        spec = snapshot.specs.get(validation) if validation else None
+        if validation is None or spec is None or not spec.has_fix or validation in offered:
+            continue
+        if plan.state in APPLIABLE_PLAN_STATES and _stale(snapshot, plan):
+            offered.add(validation)
+            args = ProposeArgs(
+                resource_id=placement.resource.id,
+                validation=validation,
+                paths=(placement.logical_path,),
+            )
+            title = (
+                f"Propose again with {validation} ({_name(plan)} no longer fits "
+                f"{placement.logical_path})"
+            )
+            yield action(title, PROPOSE_FIX, args)
+
+
+def _touching(snapshot: Snapshot) -> Iterable[Plan]:
+    placement = snapshot.placement
+    if placement is None:
+        return
+    for plan in snapshot.plans:
+        if placement.logical_path in plan.paths and plan.state in OPEN_PLAN_STATES:
+            yield plan
+
+
+def _name(plan: Plan) -> str:
+    """A plan as a menu names it: its title and what tells it from another
+    with the same title (its validation, its files, the end of its id)."""
+    count = len(plan.paths)
+    parts = [
+        *([plan.source_validation] if plan.source_validation else []),
+        f"{count} file{'' if count == 1 else 's'}",
+        f"#{plan.id[-4:]}",
+    ]
+    return f"plan “{plan.title}” ({', '.join(parts)})"
+
+
+def _stale(snapshot: Snapshot, plan: Plan) -> bool:
+    """Whether the file the snapshot is about no longer holds what the plan's
+    change of it expects (as last saved: the file on disk)."""
+    document, placement = snapshot.document, snapshot.placement
+    bases = snapshot.bases.get(plan.id)
+    if document is None or placement is None or bases is None:
+        return False  # not known (yet): offered as fitting, the apply checks
+    if placement.logical_path not in bases:
+        return False
+    base = bases[placement.logical_path]
+    return base is None or not holds(document.last_saved, base)
+
+
 def _stale_message(plan: Plan, exc: Stale) -> str:
+    """A refusal whose advice leads somewhere: saving unsaved changes to a
+    file the plan fits would make it stop fitting, so the way to apply it is
+    to revert them."""
     what = (
-        "Save or revert it, then apply again"
+        "To apply it, revert the unsaved changes (saving them makes the plan no longer "
+        "fit the file; then propose again)"
         if exc.unsaved
-        else "Ask for a new plan (“Propose fix” again, or its author)"
+        else AGAIN
     )
     return (
         f"Plan “{plan.title}” was not applied (CONFLICT): {exc.path}: {exc.reason}. "
         f"Nothing was written. {what}."
     )
+
+
+AGAIN = "Propose again (“Propose again with …” in the code actions), or ask the plan's author"

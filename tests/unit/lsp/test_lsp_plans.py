@@ -33,6 +33,7 @@ from tests.unit.lsp.fakes import (
     FakeEditor,
     Files,
     calls,
+    edited,
     modify,
     plan,
     preview,
@@ -81,14 +82,15 @@ def test_propose_fix_where_the_validation_declares_a_fix_command() -> None:
 
 
 def test_plans_touching_the_file_by_their_state() -> None:
+    name = "plan “ruff fix” (1 file, #P1)"
     assert titles(snapshot(plans=[plan(PlanState.COMPLETE)])) == [
-        "Preview plan “ruff fix”",
-        "Apply plan “ruff fix”",
-        "Re-run validations of plan “ruff fix”",
-        "Cancel plan “ruff fix”",
+        f"Preview {name}",
+        f"Apply {name}",
+        f"Re-run validations of {name}",
+        f"Cancel {name}",
     ]
     for working in (PlanState.QUEUED, PlanState.PROCESSING):
-        assert titles(snapshot(plans=[plan(working)])) == ["Cancel plan “ruff fix”"]
+        assert titles(snapshot(plans=[plan(working)])) == [f"Cancel {name}"]
     for ended in (PlanState.APPLIED, PlanState.CANCELLED, PlanState.ERRORED):
         assert titles(snapshot(plans=[plan(ended)])) == []
     assert titles(snapshot(plans=[plan(paths=("b.py",))])) == []
@@ -99,7 +101,9 @@ def test_a_constrained_plan_is_offered_only_as_forced_and_says_why() -> None:
     backend_calls, editor = calls()
     actions = offered(snapshot(plans=[constrained]), at(0, 0), [Plans(editor, backend_calls)])
     (apply,) = [a for a in actions or () if a.command and a.command.command == APPLY_PLAN]
-    assert apply.title == "Apply plan “ruff fix” anyway (constrained: mypy failed in the sandbox)"
+    assert apply.title == (
+        "Apply plan “ruff fix” (1 file, #P1) anyway (constrained: mypy failed in the sandbox)"
+    )
     assert apply.command is not None
     assert apply.command.arguments == [{"plan_id": "P1", "force": True}]
 
@@ -141,7 +145,7 @@ async def apply(
     return answer, editor
 
 
-def edited(editor: FakeEditor, text: str) -> str:
+def buffer_after(editor: FakeEditor, text: str) -> str:
     """The buffer after the one document edit the editor was sent."""
     ((workspace_edit, _),) = editor.edits
     if workspace_edit.document_changes is not None:
@@ -161,7 +165,7 @@ async def test_applied_in_the_editor_then_recorded_with_the_backend() -> None:
     backend = scripted()
     answer, editor = await apply(backend, Files(disk={"a.py": BASE}, buffers={"a.py": (3, BASE)}))
     assert answer == {"applied": True, "plan": backend.plans["P1"].model_dump(mode="json")}
-    assert edited(editor, BASE) == FIXED
+    assert buffer_after(editor, BASE) == FIXED
     ((workspace_edit, label),) = editor.edits
     assert label == "Apply plan “ruff fix”"
     (change,) = workspace_edit.document_changes or ()
@@ -186,7 +190,7 @@ async def test_a_bom_or_crlf_file_is_applied_as_any_other(bom: bool, crlf: bool)
     backend = scripted(changes=[change])
     answer, editor = await apply(backend, Files(disk={"a.py": base}, buffers={"a.py": (1, base)}))
     assert answer["applied"] is True  # type: ignore[index]
-    assert edited(editor, base) == fixed
+    assert buffer_after(editor, base) == fixed
     unopened, editor = await apply(scripted(changes=[change]), Files(disk={"a.py": base}))
     assert unopened["applied"] is True  # type: ignore[index]
 
@@ -224,7 +228,7 @@ async def test_a_plan_whose_files_moved_is_a_conflict() -> None:
     answer, editor = await apply(scripted(moved=("a.py",)))
     assert answer == {"applied": False}
     assert "(CONFLICT): a.py changed since it was made" in editor.messages()[0]
-    assert "Ask for a new plan" in editor.messages()[0]
+    assert "Propose again" in editor.messages()[0]
     assert editor.edits == []
 
 
@@ -234,7 +238,8 @@ async def test_a_buffer_with_unsaved_changes_is_never_overwritten() -> None:
     answer, editor = await apply(backend, Files(disk={"a.py": BASE}, buffers={"a.py": (2, typed)}))
     assert answer == {"applied": False}
     (message,) = editor.messages()
-    assert "a.py: it has unsaved changes" in message and "Save or revert it" in message
+    assert "a.py: it has unsaved changes" in message
+    assert "To apply it, revert the unsaved changes (saving them makes the plan" in message
     assert editor.edits == [] and recorded(backend) == []
 
 
@@ -242,7 +247,7 @@ async def test_a_file_changed_on_disk_since_the_preview_is_a_conflict() -> None:
     answer, editor = await apply(scripted(), Files(disk={"a.py": "other\n"}))
     assert answer == {"applied": False}
     assert "a.py: it changed since the preview" in editor.messages()[0]
-    assert "Ask for a new plan" in editor.messages()[0]
+    assert "Propose again" in editor.messages()[0]
 
 
 async def test_a_path_outside_every_known_resource_is_refused() -> None:
@@ -301,3 +306,41 @@ async def test_the_backends_apply_never_goes_over_unsaved_changes_and_says_its_r
     answer, editor = await apply(backend, Files(disk={"a.py": BASE}), profile="neovim@v0.11")
     assert answer == {"applied": False}
     assert "was not applied (CONFLICT): new.py exists. Nothing was written." in editor.messages()[0]
+
+
+def test_plans_with_one_title_are_told_apart() -> None:
+    first = plan(plan_id="01ABCDEFGHIJKLMNOPQRSTAAAA").model_copy(
+        update={"source_validation": "ruff", "paths": ("a.py", "b.py")}
+    )
+    second = first.model_copy(update={"id": "01ABCDEFGHIJKLMNOPQRSTBBBB"})
+    shown = [t for t in titles(snapshot(plans=[first, second])) if t.startswith("Apply")]
+    assert shown == [
+        "Apply plan “ruff fix” (ruff, 2 files, #AAAA)",
+        "Apply plan “ruff fix” (ruff, 2 files, #BBBB)",
+    ]
+
+
+def test_a_plan_that_no_longer_fits_the_file_is_offered_only_to_propose_again() -> None:
+    """After a save the plan's base is gone: no Preview, no Apply; one
+    "Propose again" however many such plans, and Cancel for each."""
+    declared = ValidationSpec(name="ruff", mode=ValidationMode.REQUIRED, has_fix=True)
+    made = [
+        plan(plan_id=f"01ABCDEFGHIJKLMNOPQRST{n}{n}{n}{n}").model_copy(
+            update={"source_validation": "ruff"}
+        )
+        for n in (1, 2)
+    ]
+    bases = {p.id: {"a.py": digest("import os\nx = 1\n")} for p in made}
+    fitting = replace(snapshot(plans=made, specs={"ruff": declared}), bases=bases)
+    assert [t for t in titles(fitting) if t.startswith("Apply")] == [
+        "Apply plan “ruff fix” (ruff, 1 file, #1111)",
+        "Apply plan “ruff fix” (ruff, 1 file, #2222)",
+    ]
+    saved_since = replace(snapshot("x = 1\n", plans=made, specs={"ruff": declared}), bases=bases)
+    assert titles(saved_since) == [
+        "Propose again with ruff (plan “ruff fix” (ruff, 1 file, #1111) no longer fits a.py)",
+        "Cancel plan “ruff fix” (ruff, 1 file, #1111)",
+        "Cancel plan “ruff fix” (ruff, 1 file, #2222)",
+    ]
+    unsaved = edited(fitting, "x = 1\n")  # typed, not saved: the plan still fits the file
+    assert "Apply plan “ruff fix” (ruff, 1 file, #1111)" in titles(unsaved)
