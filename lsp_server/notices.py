@@ -64,6 +64,12 @@ class Notices:
             again = "back" if self.outage_said else "connected"
             self._log(f"ACP backend {again}: {description}")
 
+    def once(self, line: str) -> None:
+        """A line in the editor's log, once per session."""
+        if line not in self._announced:
+            self._announced.add(line)
+            self._log(line)
+
     def degraded(self, operation: str) -> None:
         """The backend lacks ``operation``: say once what that turns off."""
         if operation not in self._degraded:

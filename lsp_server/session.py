@@ -90,6 +90,7 @@ class Session:
         self._resyncing: asyncio.Task[None] | None = None
         self._resync_again = False
         self._shown = ShownCache()
+        self.quiet = False  # started on a sandbox: another session shows it (``_quiet_in``)
         self.features: Sequence[Feature] = ()
         self.take_settings(initial_settings)
 
@@ -259,6 +260,8 @@ class Session:
 
     def _placed(self, uri: str, placement: Placement | None) -> None:
         """Where an open document belongs, as the backend just said."""
+        if self.quiet:
+            placement = None  # another session shows it
         document = self.documents[uri]
         previous = document.placement
         if previous is not None and (placement is None or previous.key != placement.key):
@@ -383,13 +386,18 @@ class Session:
         folders = [path for path in map(file_path, self._folders()) if path is not None]
         resources: dict[str, Resource] = {}
         unregistered: list[str] = []
+        sandboxes: list[Placement] = []
         try:
             for folder in folders:
                 placement = await self.roots.place(client, folder)
                 if placement is None:
                     unregistered.append(folder)
+                elif placement.sandbox:
+                    sandboxes.append(placement)
                 else:
                     resources[placement.resource.id] = placement.resource
+            if sandboxes and not resources and not unregistered:
+                return self._quiet_in(sandboxes)
             for resource in await self.calls.if_offered(client.resource_list()) or ():
                 if any(is_within(resource.root, folder) for folder in folders):
                     self.roots.remember(resource)
@@ -405,6 +413,19 @@ class Session:
             return {}
         self.notices.unregistered(unregistered, resources.values())
         return resources
+
+    def _quiet_in(self, sandboxes: list[Placement]) -> dict[str, Resource]:
+        """A session started on a plan's sandbox (an editor that took the
+        sandbox's ``acp.toml`` for a project root): the session of the
+        resource shows the sandbox's files, so this one shows nothing."""
+        self.quiet = True
+        for placement in sandboxes:
+            self.notices.once(
+                f"ACP: {placement.sandbox_root} is the sandbox of a plan of "
+                f"{placement.resource.name}; the session of {placement.resource.root} shows "
+                "its files, this one stays quiet (docs/editors.md: sandboxes)."
+            )
+        return {}
 
     def backend_lost(self) -> None:
         for feature in self.features:

@@ -380,3 +380,29 @@ async def test_a_refusal_leads_somewhere_and_a_plan_that_no_longer_fits_is_propo
     again = [t for t in plans if t.startswith("Propose again with ruff")]
     assert len(again) == 1 and "no longer fits inventory.py" in again[0], titles
     assert [t for t in plans if t.startswith("Cancel")], titles
+
+
+async def test_a_session_started_on_a_plans_sandbox_stays_quiet(
+    tmp_path: Path, backend: Backend, lsp: Starter
+) -> None:
+    """An editor that takes the sandbox's acp.toml for a project root starts
+    a second server there: it says why once in its log and shows nothing, so
+    nothing is shown twice (the resource's session shows the sandbox)."""
+    demo = Path(shutil.copytree(REPO / "examples" / "demo", tmp_path / "demo"))
+    resource = await backend.register(demo)
+    raw: Any = await backend.facade.dispatch(
+        "plan.execute", {"resource": resource.id, "validation": "ruff"}
+    )
+    deadline = time.monotonic() + 30
+    while (plan := Plan.model_validate(raw)).sandbox_root is None:
+        assert time.monotonic() < deadline, plan
+        await asyncio.sleep(0.1)
+        raw = await backend.facade.dispatch("plan.get", {"plan_id": plan.id})
+    sandbox = Path(plan.sandbox_root)
+    session = await lsp("neovim@v0.11", [sandbox])
+    session.open(sandbox / "inventory.py")
+    await until(lambda: any("stays quiet" in m.message for m in session.client.log_messages))
+    await asyncio.sleep(0.5)  # what a live session would have sent by now
+    assert session.published == [] or all(not p.diagnostics for _, p in session.published)
+    (said,) = [m.message for m in session.client.log_messages if "stays quiet" in m.message]
+    assert str(sandbox) in said and resource.name in said
