@@ -29,6 +29,11 @@ def why_not_appliable(plan: Plan, force: bool = False) -> Refusal | None:
         )
     if plan.state in APPLIABLE_PLAN_STATES:
         return None
+    if plan.state is PlanState.IN_EDITOR:
+        return Refusal(
+            "it is applied in an editor already, not saved yet",
+            "save the files there to keep it, or undo it there",
+        )
     if plan.state in WORKING_PLAN_STATES:
         return Refusal(
             f"it is {plan.state}: its change set is not ready yet",

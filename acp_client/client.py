@@ -34,6 +34,7 @@ from acp_client.operations import (
     PlanListParams,
     PlanListResult,
     PlanRef,
+    PlanSettleParams,
     ResourceListParams,
     ResourceListResult,
     ResourceRegisterParams,
@@ -292,6 +293,11 @@ class AcpClient:
             applied_by_client=applied_by_client,
         )
         return await self._call(params, "plan.apply", Plan)
+
+    async def plan_settle(self, plan_id: str, *, in_buffers: bool) -> Plan:
+        """Where a plan applied in the editor stands now (``PlanSettleParams``)."""
+        params = PlanSettleParams(plan_id=plan_id, in_buffers=in_buffers)
+        return await self._call(params, "plan.settle", Plan)
 
     async def plan_cancel(self, plan_id: str) -> Plan:
         return await self._call(PlanRef(plan_id=plan_id), "plan.cancel", Plan)

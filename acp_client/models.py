@@ -259,6 +259,7 @@ class PlanState(StrEnum):
     APPLIED = "applied"
     CONSTRAINED = "constrained"  # a required validation failed in the sandbox
     CANCELLED = "cancelled"
+    IN_EDITOR = "in_editor"  # applied in an editor's buffers, not saved yet (plan.settle)
 
 
 TERMINAL_PLAN_STATES = frozenset({PlanState.ERRORED, PlanState.APPLIED, PlanState.CANCELLED})
@@ -268,8 +269,8 @@ OPEN_PLAN_STATES = frozenset(PlanState) - TERMINAL_PLAN_STATES
 APPLIABLE_PLAN_STATES = frozenset({PlanState.COMPLETE, PlanState.CONSTRAINED})
 """A plan whose change set is ready: it can be previewed and applied (a
 constrained one only with ``force``; ``acp_client.appliable`` says why not)."""
-WORKING_PLAN_STATES = OPEN_PLAN_STATES - APPLIABLE_PLAN_STATES
-"""A plan still being worked out (queued, processing)."""
+WORKING_PLAN_STATES = frozenset({PlanState.QUEUED, PlanState.PROCESSING})
+"""A plan still being worked out."""
 
 
 class PlanOrigin(StrEnum):

@@ -287,9 +287,18 @@ class PlanApplyParams(Params):
     )
     applied_by_client: bool = Field(
         default=False,
-        description="The client already applied the change set itself (LSP "
+        description="The client already applied the change set to its buffers (LSP "
         "workspace/applyEdit): the backend writes nothing, checks each target holds its "
-        "base or its new content, and records the plan applied.",
+        "base or its new content, and records the plan in_editor until plan.settle finds "
+        "its change on disk (applied) or gone from the buffers (back to what it was).",
+    )
+
+
+class PlanSettleParams(Params):
+    plan_id: str
+    in_buffers: bool = Field(
+        description="Whether the client's buffers still hold the plan's change (false: "
+        "undone, or closed without saving)."
     )
 
 
@@ -428,6 +437,14 @@ OPERATIONS: dict[str, Operation] = {
             Plan,
             True,
             "Apply a previewed plan, all or nothing, guarded by its hash.",
+        ),
+        Operation(
+            "plan.settle",
+            PlanSettleParams,
+            Plan,
+            True,
+            "Record where an in_editor plan stands: applied once its change is on disk, "
+            "back to what it was once undone.",
         ),
         Operation("plan.cancel", PlanRef, Plan, True, "Cancel a plan that has not ended yet."),
         Operation(

@@ -116,7 +116,7 @@ def register(server: AcpLanguageServer) -> None:
     async def complete(
         ls: AcpLanguageServer, params: types.CompletionParams
     ) -> types.CompletionList | None:
-        snapshot = await ls.snapshot(params.text_document.uri)
+        snapshot = await ls.snapshot(params.text_document.uri, listed=True)
         return completion.completed(snapshot, params.position, ls.features)
 
     # --- hover ----------------------------------------------------------------

@@ -125,11 +125,12 @@ class AcpLanguageServer(LanguageServer):
         folders = [folder.uri for folder in self.workspace.folders.values()]
         return folders or ([self.workspace.root_uri] if self.workspace.root_uri else [])
 
-    async def snapshot(self, uri: str | None = None) -> Snapshot:
-        """What a request sees (``lsp_server.snapshot``)."""
+    async def snapshot(self, uri: str | None = None, *, listed: bool = False) -> Snapshot:
+        """What a request sees (``lsp_server.snapshot``); ``listed``: once the
+        document's resource is listed (``Session.snapshot_of``)."""
         if uri is None:
             return self.session.snapshot()
-        return await self.session.snapshot_of(uri)
+        return await self.session.snapshot_of(uri, listed=listed)
 
     def output_backlog(self) -> int:
         """Bytes written to the editor that it has not read yet (stdio only)."""

@@ -22,6 +22,7 @@ Requests never read these fields: they get a ``Snapshot`` (``snapshot`` /
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 from collections.abc import Callable, Collection, Coroutine, Sequence
 from dataclasses import replace
@@ -55,6 +56,10 @@ from lsp_server.snapshot import ShownCache, Snapshot
 from lsp_server.workspace_edits import EditorFile
 
 log = logging.getLogger(__name__)
+
+FIRST_LISTING = 2.0
+"""Seconds a request answered from the backend's facts (completion) waits
+for them right after the editor opened the document, at most."""
 
 Folders = Callable[[], list[str]]
 """The workspace folders' URIs as the editor sent them."""
@@ -91,6 +96,8 @@ class Session:
         self._resync_again = False
         self._shown = ShownCache()
         self.quiet = False  # started on a sandbox: another session shows it (``_quiet_in``)
+        self.followed = asyncio.Event()  # the first resync is done: the backend is followed
+        self._listings: dict[str, asyncio.Task[None]] = {}  # a first listing, by resource
         self.features: Sequence[Feature] = ()
         self.take_settings(initial_settings)
 
@@ -138,12 +145,19 @@ class Session:
         document = self.documents.get(uri)
         return document.placement if document is not None else self.roots.known(uri)
 
-    async def snapshot_of(self, uri: str) -> Snapshot:
+    async def snapshot_of(self, uri: str, *, listed: bool = False) -> Snapshot:
         """``snapshot(uri)`` once the document is placed: a request right
         after didOpen waits for its placement; one on a document not yet
         placed (opened before the backend answered) or not open has it
         resolved now. The request only waits: placing an open document is
-        the session's own task, and its outcome one more change."""
+        the session's own task, and its outcome one more change.
+
+        ``listed``: a request answered from the backend's facts alone
+        (completion) also waits, for ``FIRST_LISTING`` seconds at most, for
+        the backend to be followed and the document's resource listed."""
+        if listed and not self.followed.is_set():
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self.followed.wait(), FIRST_LISTING)
         client = self.calls.client
         if client is not None and self._placement_of(uri) is None:
             if uri in self.documents and uri not in self._placing:
@@ -153,6 +167,10 @@ class Session:
                 await asyncio.wait([pending])
             elif uri not in self.documents:
                 await self.calls.guarded(self.roots.place(client, uri))  # cached in roots
+        placement = self._placement_of(uri)
+        listing = self._listings.get(placement.resource.id) if placement else None
+        if listed and listing is not None:
+            await asyncio.wait([listing], timeout=FIRST_LISTING)
         return self.snapshot(uri)
 
     def document_at(self, key: FileKey) -> Document | None:
@@ -289,7 +307,9 @@ class Session:
         client = self.calls.client
         if resource.id not in self.mirror.filled and not self._sync_lock.locked() and client:
             self.mirror.filled.add(resource.id)  # one listing, however many documents come
-            self._later(self.mirror.list(client, resource))
+            listing = self.editor.spawn(self.calls.guarded(self.mirror.list(client, resource)))
+            self._listings[resource.id] = listing
+            listing.add_done_callback(lambda _: self._listings.pop(resource.id, None))
 
     def _unindex(self, uri: str, key: FileKey) -> None:
         uris = self._open.get(key, [])
@@ -372,6 +392,7 @@ class Session:
                 self._changed(self.mirror.forget_resource(resource_id))
             for resource in resources.values():
                 await self.mirror.list(client, resource)
+        self.followed.set()
         snapshot = self.snapshot()
         for feature in self.features:
             feature.resynced(snapshot)

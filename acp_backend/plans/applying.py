@@ -1,9 +1,17 @@
-"""``plan.apply``: the hash guard, the jail, the journaled write, the record.
+"""``plan.apply``: the hash guard, the jail, the journaled write, the record;
+and ``plan.settle``, for a plan an editor applied to its buffers.
 
 Everything between reading the targets and recording the plan applied
 happens under the data dir's apply lock, so no other backend process can
 slip a write in between the check and the write. The database commit that
 marks the plan applied is the journal's commit point (see ``journal``).
+
+A plan applied by a client (``applied_by_client``: the editor's buffers
+hold it, the disk does not yet) is ``in_editor`` until ``plan.settle``
+finds its change on disk (``applied``, announced then) or, the client's
+buffers no longer holding it, the files back as they were (``complete``, or
+``constrained`` if it was forced): an undo before saving leaves no trace
+(ADR 0023).
 """
 
 from __future__ import annotations
@@ -37,7 +45,7 @@ from acp_client.models import (
     PlanState,
     Resource,
 )
-from acp_client.operations import PlanApplyParams
+from acp_client.operations import PlanApplyParams, PlanSettleParams
 
 
 def _refuse_unless_appliable(plan: Plan, params: PlanApplyParams) -> None:
@@ -99,12 +107,13 @@ def _apply_locked(
                     f"plan {plan.id} could not be written: {exc}",
                     remedy="check the files' permissions and the disk",
                 ) from None
+        in_editor = params.applied_by_client  # on disk once saved (plan.settle)
         applied = plan.model_copy(
             update={
                 "phase": PlanPhase.APPLY,
-                "state": PlanState.APPLIED,
+                "state": PlanState.IN_EDITOR if in_editor else PlanState.APPLIED,
                 "forced": plan.state is PlanState.CONSTRAINED,
-                "sandbox_root": None,
+                "sandbox_root": plan.sandbox_root if in_editor else None,
                 "updated_at": datetime.now(UTC),
             }
         )
@@ -127,11 +136,56 @@ async def apply_plan(plans: Plans, params: PlanApplyParams) -> Plan:
         applied = await asyncio.to_thread(_apply_locked, plans, plan, resource, changes, params)
     except Superseded:
         raise InvalidState(f"plan {plan.id} changed state while being applied") from None
-    announce(plans, applied, written_paths(changes), params.applied_by_client)
+    if applied.state is PlanState.IN_EDITOR:  # announced as applied once it is on disk
+        plans.services.events.publish(PlanChanged, plan=applied)
+        return applied
+    announce(plans, applied, written_paths(changes))
     await plans.close_sandbox(plan)
-    if not params.applied_by_client:
-        plans.rerun(resource, written_paths(changes))
+    plans.rerun(resource, written_paths(changes))
     return applied
+
+
+def _settle_locked(plans: Plans, params: PlanSettleParams) -> tuple[Plan, bool]:
+    """Runs in a worker thread, under the apply lock: the plan as it stands
+    after settling, and whether it moved."""
+    with journal.apply_lock(plans.services.data_dir):
+        plan = plans.records.get(params.plan_id)
+        if plan.state is not PlanState.IN_EDITOR:
+            return plan, False
+        resource = plans.services.registry.get(plan.resource_id)
+        changes = plans.records.changes(plan.id)
+        now = hashes_of(current_contents(resource.root, changes))
+        if all(now[path] == sha for path, sha in applied_hashes(changes).items()):
+            update: dict[str, object] = {"state": PlanState.APPLIED, "sandbox_root": None}
+        elif not params.in_buffers and all(
+            now[path] == sha for path, sha in expected_hashes(changes).items()
+        ):
+            was = PlanState.CONSTRAINED if plan.forced else PlanState.COMPLETE
+            update = {"state": was, "forced": False}
+        else:
+            return plan, False  # partly saved, or still in the buffers: as it is
+        moved = plan.model_copy(update={**update, "updated_at": datetime.now(UTC)})
+        if not plans.records.transition(moved, (PlanState.IN_EDITOR,)):
+            return plans.records.get(plan.id), False
+        if moved.state is not PlanState.APPLIED:
+            plans.records.forget_applied_lines(plan.id)
+        return moved, True
+
+
+async def settle_plan(plans: Plans, params: PlanSettleParams) -> Plan:
+    """``plan.settle``: an ``in_editor`` plan's change reached the disk, or
+    left the client's buffers; any other plan is answered as it is."""
+    before = plans.records.get(params.plan_id)
+    settled, moved = await asyncio.to_thread(_settle_locked, plans, params)
+    if not moved:
+        return settled
+    if settled.state is PlanState.APPLIED:
+        changes = plans.records.changes(settled.id)
+        announce(plans, settled, written_paths(changes), by_client=True)
+        await plans.close_sandbox(before)
+    else:
+        plans.services.events.publish(PlanChanged, plan=settled)
+    return settled
 
 
 def announce(plans: Plans, plan: Plan, paths: tuple[str, ...], by_client: bool = False) -> None:

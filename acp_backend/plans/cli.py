@@ -1,4 +1,4 @@
-"""``acp-backend plan list|show|preview|apply|cancel|create|propose``, through ACP."""
+"""``acp-backend plan list|show|preview|apply|settle|cancel|create|propose``, through ACP."""
 
 from __future__ import annotations
 
@@ -49,6 +49,19 @@ def register(subcommands: Subcommands) -> None:
     )
     apply.add_argument("--force", action="store_true", help="apply a constrained plan (recorded)")
     apply.set_defaults(run=client_command(_apply))
+
+    settle = actions.add_parser(
+        "settle",
+        help="a plan an editor applied (in_editor): applied if its change is on disk, back to "
+        "what it was if the files hold their base (an editor that closed without saving)",
+    )
+    settle.add_argument("plan", help="the plan's id")
+    settle.add_argument(
+        "--in-buffers",
+        action="store_true",
+        help="an editor still holds the change in its buffers (do not take it back)",
+    )
+    settle.set_defaults(run=client_command(_settle))
 
     create = actions.add_parser("create", help="submit a unified diff as a plan")
     create.add_argument("resource", help="the resource's name or id")
@@ -138,6 +151,11 @@ async def _reruns(client: AcpClient, before: int | None, resource_id: str) -> li
         f"{s.required_passed + s.informational_passed} passed"
         for s in (done.summary for done in await follow_runs(client, before, resource_id))
     ]
+
+
+async def _settle(client: AcpClient, args: argparse.Namespace) -> str:
+    plan = await client.plan_settle(args.plan, in_buffers=args.in_buffers)
+    return _describe(plan)
 
 
 async def _cancel(client: AcpClient, args: argparse.Namespace) -> str:

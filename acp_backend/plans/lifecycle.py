@@ -112,6 +112,11 @@ class Plans:
 
     async def cancel(self, plan_id: str) -> Plan:
         plan = self.open_plan(plan_id, "cancelled")
+        if plan.state is PlanState.IN_EDITOR:
+            raise InvalidState(
+                f"plan {plan.id} is applied in an editor, not saved yet: it cannot be cancelled",
+                remedy="undo it in the editor (or save to keep it)",
+            )
         task = self.tasks.get(plan.id)
         if task is not None:
             task.cancel()

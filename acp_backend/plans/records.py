@@ -86,6 +86,11 @@ class PlanRecords:
                 )
         return bool(updated)
 
+    def forget_applied_lines(self, plan_id: str) -> None:
+        """A plan applied in an editor and undone there: it changed no line."""
+        with self._store.write() as conn:
+            conn.execute("DELETE FROM plan_applied_lines WHERE plan_id = ?", (plan_id,))
+
     def find(
         self, resource_id: str | None = None, states: Iterable[PlanState] | None = None
     ) -> list[Plan]:

@@ -8,7 +8,7 @@ from pathlib import Path
 
 from acp_backend.handlers import handles, on_start
 from acp_backend.ids import new_ulid
-from acp_backend.plans.applying import apply_plan, recover
+from acp_backend.plans.applying import apply_plan, recover, settle_plan
 from acp_backend.plans.changes import (
     build_changes,
     current_hashes,
@@ -31,6 +31,7 @@ from acp_client.operations import (
     PlanListParams,
     PlanListResult,
     PlanRef,
+    PlanSettleParams,
 )
 from acp_client.paths import CONFIG_FILE
 
@@ -149,6 +150,11 @@ async def preview(services: Services, params: PlanRef) -> PlanPreview:
 @handles("plan.apply")
 async def apply(services: Services, params: PlanApplyParams) -> Plan:
     return await apply_plan(plans_of(services), params)
+
+
+@handles("plan.settle")
+async def settle_in_editor(services: Services, params: PlanSettleParams) -> Plan:
+    return await settle_plan(plans_of(services), params)
 
 
 @handles("plan.cancel")

@@ -140,3 +140,17 @@ async def test_no_completion_and_no_error_outside_a_resource_or_without_the_sche
     said = [m.message for m in session.client.log_messages if "validation.schema" in m.message]
     assert len(said) == 1 and "no completion" in said[0]
     assert not [m for m in session.messages() if "validation.schema" in m]  # a log line only
+
+
+@pytest.mark.parametrize("profile", ["neovim@v0.11", "visual-studio-code"])
+async def test_completion_asked_right_after_opening_waits_for_the_backend(
+    tmp_path: Path, backend: Backend, lsp: Starter, profile: str
+) -> None:
+    """Neovim asks at the first trigger character, maybe before the backend
+    answered; a null then would show no menu until the next trigger."""
+    root = project(tmp_path / "app", {"acp.toml": DECLARED})
+    await backend.register(root)
+    session = await lsp(profile, [root])
+    session.open(root / "acp.toml", '[[validations]]\npreset = "', language="toml")
+    items = await complete(session, root / "acp.toml", 1, 10)  # at once
+    assert {"ruff", "mypy"} <= {item.label for item in items}

@@ -54,6 +54,13 @@ async def plan_state(backend: Backend, plan: Plan) -> PlanState:
     return Plan.model_validate(raw).state
 
 
+async def wait_state(backend: Backend, plan: Plan, state: PlanState) -> None:
+    deadline = time.monotonic() + WAIT
+    while (now := await plan_state(backend, plan)) is not state:
+        assert time.monotonic() < deadline, f"plan {plan.id} is {now}, not {state}"
+        await asyncio.sleep(0.05)
+
+
 async def plan_action(session: Session, path: Path, title: str) -> types.CodeAction:
     """The plan action named ``title`` once the server knows the plan."""
     deadline = time.monotonic() + WAIT
@@ -86,8 +93,10 @@ async def test_apply_a_plan_through_the_editor(
     await until(
         lambda: any("Applied plan “Drop os” in the editor" in m for m in session.messages())
     )
-    assert await plan_state(backend, plan) is PlanState.APPLIED
-    assert (root / "a.py").read_text() == SOURCE  # in the buffer; the user saves it
+    assert await plan_state(backend, plan) is PlanState.IN_EDITOR  # in the buffer only
+    assert (root / "a.py").read_text() == SOURCE
+    buffers.save(root / "a.py")  # the user keeps it: on disk, the plan is applied
+    await wait_state(backend, plan, PlanState.APPLIED)
 
 
 @pytest.mark.parametrize("profile", ["visual-studio-code", "emacs"])
@@ -193,10 +202,14 @@ async def test_propose_fix_runs_the_fix_in_a_sandbox_with_progress(
         demo / "inventory.py",
         f"Apply plan “Fix ruff findings” (ruff, 1 file, #{plan.id[-4:]}) anyway",
     )
+    before = buffers.text(demo / "inventory.py")
     await choose(buffers, forced)
     await until(lambda: any("Applied plan" in m for m in session.messages()))
     assert "import os" not in buffers.text(demo / "inventory.py")
-    assert await plan_state(backend, plan) is PlanState.APPLIED
+    assert await plan_state(backend, plan) is PlanState.IN_EDITOR
+    # Undone before saving: the plan is back, as if never applied.
+    buffers.type(demo / "inventory.py", before)
+    await wait_state(backend, plan, PlanState.CONSTRAINED)
 
 
 CHECK = """\

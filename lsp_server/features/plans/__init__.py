@@ -21,6 +21,8 @@ from __future__ import annotations
 import logging
 import os
 from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from datetime import datetime
 
 from lsprotocol import types
 
@@ -33,6 +35,7 @@ from acp_client.models import (
     OPEN_PLAN_STATES,
     ChangeKind,
     Plan,
+    PlanPreview,
     PlanState,
 )
 from acp_client.paths import path_to_uri
@@ -53,7 +56,8 @@ from lsp_server.commands import (
 from lsp_server.editor import Editor
 from lsp_server.features import Feature, Runner
 from lsp_server.features.plans.progress import PlanProgress
-from lsp_server.snapshot import Snapshot
+from lsp_server.roots import Placement
+from lsp_server.snapshot import FileReader, Snapshot
 from lsp_server.workspace_edits import (
     Annotation,
     EditorCannot,
@@ -69,10 +73,23 @@ Info, Warning_, Error = types.MessageType.Info, types.MessageType.Warning, types
 NOT_APPLIED = {"applied": False}
 
 
+@dataclass
+class _InEditor:
+    """A plan this session applied in the editor, until its change is on
+    disk or gone from the buffers (``plan.settle``)."""
+
+    resource_id: str
+    bases: Mapping[str, str | None]  # each file's digest before the plan (None: absent)
+    files: FileReader  # the files as the editor has them now
+    since: datetime  # when the backend recorded it in_editor
+    in_buffers: bool = True
+
+
 class Plans(Feature):
     def __init__(self, editor: Editor, calls: BackendCalls) -> None:
         super().__init__(editor, calls)
         self.progress = PlanProgress(editor, self._cancel)
+        self._in_editor: dict[str, _InEditor] = {}
         self.runs: Mapping[str, Runner] = {
             PROPOSE_FIX: self.propose,
             PREVIEW_PLAN: self.preview,
@@ -84,6 +101,60 @@ class Plans(Feature):
     def event(self, event: Event, snapshot: Snapshot) -> None:
         if isinstance(event, PlanChanged):
             self.progress.changed(event.plan)
+            held = self._in_editor.get(event.plan.id)
+            settled = event.plan.state is not PlanState.IN_EDITOR
+            if held is not None and settled and event.plan.updated_at > held.since:
+                del self._in_editor[event.plan.id]  # on disk, or undone (not an older event)
+
+    # --- a plan applied in the editor, until saved or undone ---------------
+
+    def document_saved(self, snapshot: Snapshot) -> None:
+        self._settle_touched(snapshot, always=True)
+
+    def document_edited(self, snapshot: Snapshot) -> None:
+        self._settle_touched(snapshot, always=False)
+
+    def document_closed(self, uri: str, placement: Placement | None) -> None:
+        for plan_id, held in list(self._in_editor.items()):
+            if placement is not None and placement.logical_path in held.bases:
+                self._settle_if_moved(plan_id, held)  # unsaved, the change went with the buffer
+
+    def _settle_touched(self, snapshot: Snapshot, *, always: bool) -> None:
+        """After a save of a file of a plan applied in the editor (always), or
+        an edit that brings its buffers back to what they were before the
+        plan (an undo) or away from that again: tell the backend, which
+        looks at the disk (ADR 0023)."""
+        placement = snapshot.placement
+        if placement is None:
+            return
+        for plan_id, held in list(self._in_editor.items()):
+            if placement.logical_path not in held.bases:
+                continue
+            if always:
+                held.in_buffers = not self._undone(held)
+                self._settle(plan_id, in_buffers=held.in_buffers)
+            else:
+                self._settle_if_moved(plan_id, held)
+
+    def _settle_if_moved(self, plan_id: str, held: _InEditor) -> None:
+        in_buffers = not self._undone(held)
+        if in_buffers != held.in_buffers:
+            held.in_buffers = in_buffers
+            self._settle(plan_id, in_buffers=in_buffers)
+
+    def _undone(self, held: _InEditor) -> bool:
+        """Whether every file is back as it was before the plan (in its buffer,
+        or on disk where no buffer holds it any more)."""
+        return all(
+            _holds(held.files(held.resource_id, path), base) for path, base in held.bases.items()
+        )
+
+    def _settle(self, plan_id: str, *, in_buffers: bool) -> None:
+        client = self.calls.client
+        if client is not None:
+            self.editor.spawn(
+                self.calls.guarded(client.plan_settle(plan_id, in_buffers=in_buffers))
+            )
 
     async def _cancel(self, plan_id: str) -> None:
         """The editor cancelled a proposal's progress."""
@@ -188,7 +259,9 @@ class Plans(Feature):
                 annotation = Annotation(f"acp-plan-{plan.id}", plan.title, plan.description)
                 support = EditSupport.of(snapshot.support)
                 edit = plan_edit(preview.changes, targets, snapshot.encoding, support, annotation)
-                return await self._apply_in_editor(client, plan, edit, preview.plan_hash, args)
+                return await self._apply_in_editor(
+                    client, plan, edit, preview, args, files=snapshot.files
+                )
         except EditorCannot as exc:
             log.info("plan %s applied by the backend: %s", plan.id, exc)
         except Stale as exc:
@@ -201,8 +274,10 @@ class Plans(Feature):
         client: AcpClient,
         plan: Plan,
         edit: types.WorkspaceEdit,
-        plan_hash: str,
+        preview: PlanPreview,
         args: PlanArgs,
+        *,
+        files: FileReader,
     ) -> object:
         answer = await self.editor.apply_edit(edit, f"Apply plan “{plan.title}”")
         if not answer.applied:
@@ -215,7 +290,7 @@ class Plans(Feature):
             return NOT_APPLIED
         try:
             done = await client.plan_apply(
-                plan.id, plan_hash, force=args.force, applied_by_client=True
+                plan.id, preview.plan_hash, force=args.force, applied_by_client=True
             )
         except AcpError as exc:
             self.editor.say(
@@ -224,10 +299,17 @@ class Plans(Feature):
                 Warning_,
             )
             return NOT_APPLIED
+        self._in_editor[plan.id] = _InEditor(
+            plan.resource_id,
+            {change.old_path or change.path: change.base_sha256 for change in preview.changes},
+            files,
+            done.updated_at,
+        )
         count = len(plan.paths)
         self.editor.say(
             f"Applied plan “{plan.title}” in the editor ({count} file"
-            f"{'' if count == 1 else 's'}); save to keep it.",
+            f"{'' if count == 1 else 's'}); save to keep it (until then it is recorded as "
+            "applied in the editor, not on disk; undoing it before saving withdraws it).",
             Info,
         )
         return {"applied": True, "plan": done.model_dump(mode="json")}
@@ -306,7 +388,7 @@ def _plan_actions(snapshot: Snapshot) -> Iterable[types.CodeAction]:
 
 
 def _proposed_again(snapshot: Snapshot) -> Iterable[types.CodeAction]:
-    """"Propose again" for a plan made from a validation's fix that no longer
+    """ "Propose again" for a plan made from a validation's fix that no longer
     fits the file (it changed since): one per validation, however many."""
     placement = snapshot.placement
     if placement is None or placement.sandbox:
@@ -332,12 +414,23 @@ def _proposed_again(snapshot: Snapshot) -> Iterable[types.CodeAction]:
 
 
 def _touching(snapshot: Snapshot) -> Iterable[Plan]:
+    """The plans that change the file and have not ended (one applied in an
+    editor, not saved yet, has nothing to offer: save or undo it there)."""
     placement = snapshot.placement
     if placement is None:
         return
     for plan in snapshot.plans:
-        if placement.logical_path in plan.paths and plan.state in OPEN_PLAN_STATES:
+        if placement.logical_path not in plan.paths or plan.state is PlanState.IN_EDITOR:
+            continue
+        if plan.state in OPEN_PLAN_STATES:
             yield plan
+
+
+def _holds(file: EditorFile | None, expected: str | None) -> bool:
+    """Whether the buffer (or the disk) holds the text ``expected`` names."""
+    if file is None or file.text is None:
+        return expected is None
+    return expected is not None and holds(file.text, expected)
 
 
 def _name(plan: Plan) -> str:

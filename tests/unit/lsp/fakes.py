@@ -152,9 +152,14 @@ class FakeBackend:
         )
         if self.refuses is not None:
             raise self.refuses
-        applied = self.plans[plan_id].model_copy(update={"state": PlanState.APPLIED})
+        state = PlanState.IN_EDITOR if applied_by_client else PlanState.APPLIED
+        applied = self.plans[plan_id].model_copy(update={"state": state})
         self.plans[plan_id] = applied
         return applied
+
+    async def plan_settle(self, plan_id: str, *, in_buffers: bool) -> Plan:
+        self.calls.append(("plan.settle", {"in_buffers": in_buffers}))
+        return self.plans[plan_id]
 
 
 def calls(backend: object = None) -> tuple[BackendCalls, FakeEditor]:

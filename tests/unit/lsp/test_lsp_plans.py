@@ -12,6 +12,7 @@ import pytest
 from lsprotocol import types
 
 from acp_client.errors import Conflict
+from acp_client.events import PlanChanged
 from acp_client.models import (
     ChangeKind,
     FileChange,
@@ -29,6 +30,7 @@ from lsp_server.snapshot import Snapshot
 from tests.support.edit_text import apply_edits
 from tests.support.factories import finding, result
 from tests.unit.lsp.fakes import (
+    NOW,
     FakeBackend,
     FakeEditor,
     Files,
@@ -172,7 +174,8 @@ async def test_applied_in_the_editor_then_recorded_with_the_backend() -> None:
     assert isinstance(change, types.TextDocumentEdit) and change.text_document.version == 3
     assert workspace_edit.change_annotations is not None  # VS Code previews it
     assert recorded(backend) == [{"hash": "H", "force": False, "by_client": True}]
-    assert "Applied plan “ruff fix” in the editor (1 file); save to keep it." in editor.messages()
+    (said,) = editor.messages()
+    assert said.startswith("Applied plan “ruff fix” in the editor (1 file); save to keep it")
 
 
 @pytest.mark.parametrize("bom", [False, True])
@@ -344,3 +347,48 @@ def test_a_plan_that_no_longer_fits_the_file_is_offered_only_to_propose_again() 
     ]
     unsaved = edited(fitting, "x = 1\n")  # typed, not saved: the plan still fits the file
     assert "Apply plan “ruff fix” (ruff, 1 file, #1111)" in titles(unsaved)
+
+
+async def test_a_plan_applied_in_the_editor_is_settled_on_save_and_on_undo() -> None:
+    """Recorded in_editor at once; the backend is asked to settle it when a
+    file of it is saved, and when its buffers come back to what they were
+    (an undo) — not at every keystroke in between."""
+    backend = scripted()
+    backend_calls, editor = calls(backend)
+    feature = Plans(editor, backend_calls)
+    files = Files(disk={"a.py": BASE}, buffers={"a.py": (1, BASE)})
+    shot = snapshot(files=files, backend=backend)
+    answer = await feature.apply(shot, PlanArgs(plan_id="P1"))
+    assert answer["applied"] is True  # type: ignore[index]
+    assert backend.plans["P1"].state is PlanState.IN_EDITOR
+    assert "recorded as applied in the editor, not on disk" in editor.messages()[-1]
+
+    def settles() -> list[dict[str, object]]:
+        return [args for name, args in backend.calls if name == "plan.settle"]
+
+    files.buffers["a.py"] = (2, FIXED)  # the editor applied it
+    feature.document_edited(snapshot(FIXED, files=files, backend=backend))
+    files.buffers["a.py"] = (3, FIXED + "y = 2\n")  # typing on
+    feature.document_edited(snapshot(FIXED + "y = 2\n", files=files, backend=backend))
+    await settle_tasks(editor)
+    assert settles() == []  # still in the buffers: nothing to tell
+    files.buffers["a.py"] = (4, BASE)  # undone
+    feature.document_edited(snapshot(BASE, files=files, backend=backend))
+    await settle_tasks(editor)
+    assert settles() == [{"in_buffers": False}]
+    files.buffers["a.py"] = (5, FIXED)  # redone, then saved
+    files.disk["a.py"] = FIXED
+    feature.document_edited(snapshot(FIXED, files=files, backend=backend))
+    feature.document_saved(snapshot(FIXED, files=files, backend=backend))
+    await settle_tasks(editor)
+    assert settles()[1:] == [{"in_buffers": True}, {"in_buffers": True}]
+    applied = backend.plans["P1"].model_copy(update={"state": PlanState.APPLIED})
+    feature.event(PlanChanged(event_id=9, at=NOW, plan=applied), shot)
+    feature.document_saved(snapshot(FIXED, files=files, backend=backend))
+    await settle_tasks(editor)
+    assert len(settles()) == 3  # settled: no longer followed
+
+
+async def settle_tasks(editor: FakeEditor) -> None:
+    for task in editor.tasks:
+        await task

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
@@ -10,8 +11,9 @@ import pytest
 from acp_backend.facade import BackendFacade, create_facade
 from acp_backend.plans.applying import _apply_locked
 from acp_backend.plans.lifecycle import plans_of
-from acp_backend.plans.records import plans_touching
+from acp_backend.plans.records import applied_lines, plans_touching
 from acp_client.errors import Conflict, InvalidParams, InvalidState, OutsideRoot, PlanError
+from acp_client.events import Event
 from acp_client.models import Plan, PlanOrigin, PlanPreview, PlanState
 from acp_client.operations import PlanApplyParams
 from tests.unit.plans.plan_helpers import create, diff_of, leftovers
@@ -244,13 +246,58 @@ async def test_the_editor_applies_and_the_backend_records(
     shown = await preview(facade, plan)
     (project / "src" / "a.py").write_text(NEW_A)  # the editor saved the edit already
     recorded = await apply(facade, plan, shown.plan_hash, applied_by_client=True)
-    assert recorded.state is PlanState.APPLIED
+    assert recorded.state is PlanState.IN_EDITOR  # applied once plan.settle finds it on disk
+    assert (await settle(facade, plan, in_buffers=True)).state is PlanState.APPLIED
     # Something else entirely in the file: refused.
     other = await create(facade, files=[{"path": "src/b.py", "new_text": "x = 2\n"}])
     shown = await preview(facade, other)
     (project / "src" / "b.py").write_text("x = 'neither'\n")
     with pytest.raises(Conflict):
         await apply(facade, other, shown.plan_hash, applied_by_client=True)
+
+
+async def events_until_now(facade: BackendFacade, after: int) -> AsyncIterator[Event]:
+    last = facade.services.events.last_id()
+    async for event in facade.services.events.events(after):
+        yield event
+        if event.event_id >= last:
+            return
+
+
+async def settle(facade: BackendFacade, plan: Plan, *, in_buffers: bool) -> Plan:
+    params = {"plan_id": plan.id, "in_buffers": in_buffers}
+    return Plan.model_validate(await facade.dispatch("plan.settle", params))
+
+
+async def test_a_plan_applied_in_the_editor_is_applied_when_saved_and_undone_when_undone(
+    facade: BackendFacade, project: Path
+) -> None:
+    """in_editor until its change is on disk (then applied, announced, its
+    sandbox closed); undone before a save: back to complete, with no trace."""
+    before = (project / "src" / "a.py").read_text()
+    plan = await create(facade, diff=diff_of(project, {"src/a.py": NEW_A}))
+    shown = await preview(facade, plan)
+    held = await apply(facade, plan, shown.plan_hash, applied_by_client=True)
+    assert held.state is PlanState.IN_EDITOR and not held.forced
+    assert (project / "src" / "a.py").read_text() == before  # nothing written
+    assert (await settle(facade, plan, in_buffers=True)).state is PlanState.IN_EDITOR  # unsaved
+    with pytest.raises(InvalidState, match="applied in an editor"):
+        await facade.dispatch("plan.cancel", {"plan_id": plan.id})
+    with pytest.raises(InvalidState, match="applied in an editor already"):
+        await apply(facade, plan, shown.plan_hash, applied_by_client=True)
+    undone = await settle(facade, plan, in_buffers=False)  # the editor undid it
+    assert undone.state is PlanState.COMPLETE
+    assert applied_lines(facade.services.store, plan.resource_id, "src/a.py") == []
+    # Applied again, then saved: applied, with the event every client hears.
+    after = facade.services.events.last_id()
+    shown = await preview(facade, plan)
+    await apply(facade, plan, shown.plan_hash, applied_by_client=True)
+    (project / "src" / "a.py").write_text(NEW_A)
+    saved = await settle(facade, plan, in_buffers=True)
+    assert saved.state is PlanState.APPLIED and saved.sandbox_root is None
+    methods = [event.method async for event in events_until_now(facade, after)]
+    assert "plan.applied" in methods
+    assert (await settle(facade, plan, in_buffers=False)).state is PlanState.APPLIED  # ended
 
 
 async def test_an_unreadable_journal_does_not_stop_the_backend(data_dir: Path) -> None:
