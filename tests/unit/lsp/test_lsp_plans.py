@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import replace
+from datetime import timedelta
 
 import pytest
 from lsprotocol import types
@@ -382,11 +383,18 @@ async def test_a_plan_applied_in_the_editor_is_settled_on_save_and_on_undo() -> 
     feature.document_saved(snapshot(FIXED, files=files, backend=backend))
     await settle_tasks(editor)
     assert settles()[1:] == [{"in_buffers": True}, {"in_buffers": True}]
-    applied = backend.plans["P1"].model_copy(update={"state": PlanState.APPLIED})
+    held = backend.plans["P1"]
+    stale = held.model_copy(update={"state": PlanState.COMPLETE, "updated_at": NOW})
+    feature.event(PlanChanged(event_id=8, at=NOW, plan=stale), shot)  # from before: ignored
+    feature.document_saved(snapshot(FIXED, files=files, backend=backend))
+    await settle_tasks(editor)
+    assert len(settles()) == 4
+    later = held.updated_at + timedelta(seconds=1)
+    applied = held.model_copy(update={"state": PlanState.APPLIED, "updated_at": later})
     feature.event(PlanChanged(event_id=9, at=NOW, plan=applied), shot)
     feature.document_saved(snapshot(FIXED, files=files, backend=backend))
     await settle_tasks(editor)
-    assert len(settles()) == 3  # settled: no longer followed
+    assert len(settles()) == 4  # settled: no longer followed
 
 
 async def settle_tasks(editor: FakeEditor) -> None:
