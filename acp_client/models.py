@@ -432,30 +432,94 @@ class ContextPlan(Model):
 
 
 class EntityKind(StrEnum):
+    """What an entity is. A ``def`` or ``function`` directly in a class-like
+    body is a method; ``key`` is a position in a data file (YAML, TOML, JSON)."""
+
     CLASS = "class"
     FUNCTION = "function"
     METHOD = "method"
+    STRUCT = "struct"
+    INTERFACE = "interface"
+    TRAIT = "trait"
+    IMPL = "impl"
+    ENUM = "enum"
+    MODULE = "module"
+    TYPE = "type"
+    KEY = "key"
 
 
 class Entity(Model):
-    """The innermost definition enclosing the position (Python only, for now)."""
+    """The innermost definition enclosing the position, or in a data file the
+    key path to it: what CleverAgents calls a UKO entity summary
+    (docs/acp-protocol.md says how the fields map)."""
 
-    id: str = Field(description="Stable id: ``py:<kind>/<module>.<qualified name>``.")
+    id: str = Field(
+        description="Stable id: ``py:<kind>/<module>.<qualified name>`` for Python, "
+        "``<language prefix>:<kind>/<path>#<qualified name>`` otherwise "
+        "(``js:function/src/cart.js#Cart.add``, ``yaml:key/ci.yaml#jobs.test``)."
+    )
     kind: EntityKind
-    name: str = Field(description="Qualified name inside its module (``Class.method``).")
-    signature: str = Field(description="``def f(x: int) -> str``, ``class C(Base)``.")
-    doc: str = Field(default="", description="The first line of its docstring.")
-    decorators: tuple[str, ...] = ()
-    location: Location = Field(description="Its whole range, decorators included.")
+    name: str = Field(
+        description="Qualified name inside its file or module (``Class.method``, "
+        "``Shape::area``, ``Billing::Invoice#add``); the key path in a data file."
+    )
+    signature: str = Field(
+        description="Its header on one line, as written: ``def f(x: int) -> str``, "
+        "``class C(Base)``, ``func (s *Server) Health(w http.ResponseWriter)``; "
+        "empty for a key."
+    )
+    doc: str = Field(default="", description="The first line of its docstring or doc comment.")
+    decorators: tuple[str, ...] = Field(
+        default=(), description="Decorators, annotations or attributes, as written."
+    )
+    location: Location = Field(
+        description="Its span: the whole range, decorators included (end line inclusive)."
+    )
+    language: str = Field(
+        default="",
+        description="The language it is written in (``python``, ``javascript``, "
+        "``typescript``, ``tsx``, ``go``, ``rust``, ``java``, ``c``, ``cpp``, ``ruby``, "
+        "``bash``, ``yaml``, ``toml``, ``json``), also a Markdown fence's language. "
+        "Empty: not said (an older backend: Python).",
+    )
+    key_path: str | None = Field(
+        default=None,
+        description="In a data file, the keys from the document's root to the "
+        "position: ``jobs.test.steps[2].run``, ``tool.ruff.lint.select[0]``; a key "
+        'that is not a plain word is quoted (``scripts["a.b"]``).',
+    )
 
 
 class ContextItem(Model):
-    """Other context a platform holds about the position (a snippet an agent
-    used, a note); the reference backend sends none."""
+    """Other context about the position: a snippet (the entity's first lines,
+    other findings of the same rule in the file) or a platform's note."""
 
     title: str
     body: str = ""
-    location: Location | None = None
+    location: Location | None = Field(
+        default=None, description="Where the body comes from, when it is a place in a file."
+    )
+    language: str = Field(
+        default="",
+        description="When set, ``body`` is source code in that language (a Markdown "
+        "fence's language): a client shows it as a code block.",
+    )
+
+
+class LineHistory(Model):
+    """Who last changed the inspected line: a commit (``git blame``), or
+    nobody yet (the line differs from the last commit)."""
+
+    commit: str | None = Field(
+        default=None, description="Full hash of the commit; None: not committed yet."
+    )
+    author: str = ""
+    authored_at: datetime | None = None
+    subject: str = Field(default="", description="The commit message's first line.")
+    path: str | None = Field(
+        default=None,
+        description="The file's path in that commit when it was elsewhere (renamed since).",
+    )
 
 
 class ContextInfo(Model):
@@ -469,8 +533,15 @@ class ContextInfo(Model):
     provenance: tuple[ContextPlan, ...] = Field(
         default=(), description="Applied plans, newest first, then pending ones."
     )
+    history: LineHistory | None = Field(
+        default=None,
+        description="The commit that last changed the line, when the resource is a git "
+        "work tree; after ``provenance``, which comes first.",
+    )
     entity: Entity | None = None
-    items: tuple[ContextItem, ...] = ()
+    items: tuple[ContextItem, ...] = Field(
+        default=(), description="Snippets, within a budget of lines and bytes."
+    )
     notes: tuple[str, ...] = Field(
         default=(),
         description="What was not looked at, and why (a binary or too large file, a "

@@ -1,8 +1,10 @@
-"""``context.inspect``: one position's findings, provenance and enclosing definition.
+"""``context.inspect``: one position's findings, provenance, history, entity and snippets.
 
 The handler is thin; the sections are computed by ``findings``,
-``provenance`` and ``entities`` from the text ``source`` read. Outlines are
-cached per file content, so hovering down a file parses it once.
+``provenance``, ``history``, ``entities`` and ``snippets`` from the text
+``source`` read. ``git blame`` starts first and runs while the rest is
+computed. Parse trees are cached per file content (``syntax.Trees``), so
+hovering down a file parses it once and an edit re-parses incrementally.
 """
 
 from __future__ import annotations
@@ -10,36 +12,43 @@ from __future__ import annotations
 import asyncio
 import os
 import posixpath
-from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import ParamSpec, TypeVar
 
 from acp_backend.handlers import handles
-from acp_backend.inspect.entities import Outline, Unparsable, is_python, module_name
+from acp_backend.inspect.entities import Definition, definition_at, first_error_line, module_name
 from acp_backend.inspect.findings import findings_at
+from acp_backend.inspect.history import History
+from acp_backend.inspect.languages import Language, language_of
 from acp_backend.inspect.provenance import applied_here, pending_here, recorded
+from acp_backend.inspect.snippets import items_for
 from acp_backend.inspect.source import Source, from_text, read_source
+from acp_backend.inspect.syntax import Parsed, Trees
 from acp_backend.registry import Registry, normalized_real_path, resolve_path, root_entries
 from acp_backend.services import Services
 from acp_backend.store import Store
 from acp_backend.validation.locations import path_in_root
 from acp_backend.validation.service import ValidationService
 from acp_client.errors import InvalidParams, OutsideRoot
-from acp_client.models import ContextInfo, ContextPlan, Entity, Resource, ValidationResult
+from acp_client.models import ContextInfo, ContextPlan, LineHistory, Resource, ValidationResult
 from acp_client.operations import ContextInspectParams
 from acp_client.paths import NotAFilePath
+from acp_client.text import split_lines
 
-OUTLINE_BUDGET = 64_000
-"""Code points of source whose outlines stay cached: a few files. A held
-syntax tree is ~85 bytes per code point and slows every garbage collection,
-so hovering down an unchanged file parses it once, and little more is kept."""
 PAGE = 1000
 INLINE_TEXT = 64_000
 """Texts up to this many code points are parsed and diffed on the event loop
-(about a millisecond); longer ones in a worker thread, so a 2 MB file never
-stalls the other requests. A thread hop costs more than the small work."""
+(a few milliseconds at most); longer ones in a worker thread, so a 2 MB file
+never stalls the other requests. A thread hop costs more than the small work."""
+MINIFIED = 1000
+"""Characters per line, on average, beyond which a file is not outlined: a
+minified file has no definition worth a hover, and tree-sitter takes seconds
+over a megabyte on one line."""
+PARSE_TIME_LIMIT = 1.0
+"""Seconds a parse may take before the answer goes without an entity (the
+parse goes on, and its tree serves the next question)."""
 
 R = TypeVar("R")
 P = ParamSpec("P")
@@ -86,49 +95,56 @@ def locate(registry: Registry, path: str, resource: str | None) -> InspectedFile
 
 
 class InspectService:
-    """Outlines per (path, content hash), the most recent kept while their
-    texts add up to ``OUTLINE_BUDGET`` code points."""
+    """Parse trees (one per file, within a budget), parses in flight, blame answers."""
 
     def __init__(self, _: Services) -> None:
-        self._outlines: OrderedDict[tuple[str, str], tuple[Outline | str, int]] = OrderedDict()
-        self._held = 0
+        self.trees = Trees()
+        self.history = History()
+        self._parsing: dict[tuple[str, str, str], asyncio.Future[Parsed]] = {}
+
+    async def parsed(
+        self, target: InspectedFile, source: Source, language: Language
+    ) -> Parsed | str | None:
+        """The tree of the inspected text, or a note saying why there is none."""
+        if source.text is None or source.sha256 is None:
+            return None
+        key = (target.resource.id, target.path, source.sha256)
+        text = source.text
+        if len(text) > MINIFIED * (text.count("\n") + 1):
+            return (
+                f"{target.path} was not outlined: its lines are minified"
+                f" (over {MINIFIED:,} characters)"
+            )
+        if len(text) <= INLINE_TEXT:
+            return self.trees.parse(key[:2], source.sha256, language, text)
+        running = self._parsing.get(key)
+        if running is None:
+            running = asyncio.ensure_future(asyncio.to_thread(self._parse, key, language, text))
+            self._parsing[key] = running
+            running.add_done_callback(lambda _: self._parsing.pop(key, None))
+        try:
+            return await asyncio.wait_for(asyncio.shield(running), PARSE_TIME_LIMIT)
+        except TimeoutError:
+            return f"{target.path} was not outlined: parsing took over {PARSE_TIME_LIMIT:g} s"
+
+    def _parse(self, key: tuple[str, str, str], language: Language, text: str) -> Parsed:
+        parsed = self.trees.parse(key[:2], key[2], language, text)
+        parsed.line_start(0)  # the line index too, off the event loop
+        return parsed
 
     async def entity(
-        self, target: InspectedFile, source: Source, line: int
-    ) -> tuple[Entity | None, str | None]:
-        """The definition enclosing ``line`` and a note when the file does not parse."""
-        if source.text is None or source.sha256 is None:
-            return None, None
-        outline = await self._outline(target.path, source.text, source.sha256)
-        if isinstance(outline, str):
-            return None, outline
-        found = await offload(len(source.text), outline.at, line)
+        self, target: InspectedFile, source: Source, language: Language, line: int
+    ) -> tuple[Definition | None, Parsed | None, str | None]:
+        """The definition enclosing ``line``, the tree, and a note when there is neither."""
+        parsed = await self.parsed(target, source, language)
+        if not isinstance(parsed, Parsed):
+            return None, None, parsed
+        found = definition_at(parsed, target.path, line)
         if found is None:
-            return None, None
-        module = module_name(target.path, posixpath.basename(target.root), _packages(target.root))
-        return found.entity(module), None
-
-    async def _outline(self, path: str, text: str, sha256: str) -> Outline | str:
-        key = (path, sha256)
-        held = self._outlines.get(key)
-        if held is not None:
-            self._outlines.move_to_end(key)
-            return held[0]
-        outline = await offload(len(text), _parse, text, path)
-        if len(text) <= OUTLINE_BUDGET:
-            self._outlines[key] = (outline, len(text))
-            self._held += len(text)
-            while self._held > OUTLINE_BUDGET:
-                _, (_, size) = self._outlines.popitem(last=False)
-                self._held -= size
-        return outline
-
-
-def _parse(text: str, path: str) -> Outline | str:
-    try:
-        return Outline(text, path)
-    except Unparsable as exc:
-        return str(exc)
+            error = first_error_line(parsed)
+            if error is not None:
+                return None, parsed, f"{target.path} does not parse (line {error + 1})"
+        return found, parsed, None
 
 
 def _packages(root: str) -> Callable[[str], bool]:
@@ -161,17 +177,38 @@ def _provenance(
 @handles("context.inspect")
 async def inspect(services: Services, params: ContextInspectParams) -> ContextInfo:
     target = locate(services.registry, params.path, params.resource)
-    python = is_python(target.path)
     if params.text is not None:
         source = from_text(params.text)
     else:
         source = await asyncio.to_thread(read_source, target.file, target.path)
+    inspector = services.service(InspectService, InspectService)
+    history: asyncio.Task[LineHistory | None] | None = None
+    if source.text is not None:  # git first: it runs while the rest is computed
+        history = asyncio.ensure_future(
+            inspector.history.line(target.file, source.text, source.sha256, params.line)
+        )
+    try:
+        info = await _inspected(services, inspector, target, source, params)
+        return info.model_copy(update={"history": await history if history is not None else None})
+    finally:
+        if history is not None and not history.done():
+            history.cancel()
+
+
+async def _inspected(
+    services: Services,
+    inspector: InspectService,
+    target: InspectedFile,
+    source: Source,
+    params: ContextInspectParams,
+) -> ContextInfo:
     loaded = services.service(ValidationService, ValidationService).configs.get(
         Path(target.resource.root)
     )
     specs = {config.name: config.spec() for config in loaded.validations}
+    results = latest_results(services.store, target.resource.id)
     findings = findings_at(
-        latest_results(services.store, target.resource.id),
+        results,
         specs,
         target.path,
         params.line,
@@ -180,13 +217,27 @@ async def inspect(services: Services, params: ContextInspectParams) -> ContextIn
     )
     size = len(source.text or "")
     provenance = await offload(size, _provenance, services.store, target, params.line, source.text)
-    entity, parse_note = (
-        await services.service(InspectService, InspectService).entity(target, source, params.line)
-        if python
-        else (None, None)
+    language = language_of(target.path, source.text)
+    definition: Definition | None = None
+    parsed: Parsed | None = None
+    notes: list[str] = []
+    if language is not None:  # notes matter where an entity was attempted
+        definition, parsed, parse_note = await inspector.entity(
+            target, source, language, params.line
+        )
+        notes = [note for note in (source.note, parse_note) if note is not None]
+    module = None
+    if definition is not None and language is not None and language.name == "python":
+        module = module_name(target.path, posixpath.basename(target.root), _packages(target.root))
+    items = items_for(
+        target.path,
+        params.line,
+        definition=definition,
+        here=findings,
+        results=results,
+        text_of=_lines_of(parsed, source.text),
+        language=language.name if language is not None else "",
     )
-    # A note matters where a section was attempted: the entity, for Python.
-    notes = [note for note in (source.note, parse_note) if note is not None and python]
     return ContextInfo(
         resource_id=target.resource.id,
         path=target.path,
@@ -194,6 +245,22 @@ async def inspect(services: Services, params: ContextInspectParams) -> ContextIn
         character=params.character,
         findings=tuple(findings),
         provenance=tuple(provenance),
-        entity=entity,
+        entity=definition.entity(target.path, module) if definition is not None else None,
+        items=items,
         notes=tuple(notes),
     )
+
+
+def _lines_of(parsed: Parsed | None, text: str | None) -> Callable[[int], str]:
+    """Line ``n`` of the text, by the tree's index when there is one (no split)."""
+    if parsed is not None:
+        return lambda n: parsed.line(n).decode("utf-8", "replace")
+    lines: list[str] | None = None
+
+    def line(n: int) -> str:
+        nonlocal lines
+        if lines is None:
+            lines = split_lines(text or "")
+        return lines[n] if n < len(lines) else ""
+
+    return line

@@ -1,8 +1,10 @@
 """``context.inspect``'s answer -> hover text: pure, and the same for every editor.
 
 Sections come in a fixed order: findings (what is wrong here), provenance
-(why the line is what it is), the enclosing definition, other context, and
-last the notes that qualify them. No section, no hover: an editor then shows
+(why the line is what it is: the plans, then the commit that last changed
+it), the enclosing definition (its signature in a code block of its own
+language; in a data file, the key path), the snippets, and last the notes
+that qualify them. No section, no hover: an editor then shows
 nothing rather than an empty popup. Markdown when the client takes it,
 plain text otherwise, with the same words.
 """
@@ -22,12 +24,17 @@ from acp_client.models import (
     ContextPlan,
     Decision,
     Entity,
+    EntityKind,
+    LineHistory,
+    Location,
 )
 from lsp_server.marks import Severity, severity_for
 
 _MARKDOWN_SPECIAL = re.compile(r"([\\*_\[\]<>|~#])")
 _SAFE_LINK = re.compile(r"^https?://[^\s<>]+$")
 MAX_DECISIONS = 3
+SHORT_COMMIT = 8
+_FENCE_LANGUAGE = re.compile(r"^[A-Za-z0-9_+#.-]{1,32}$")
 _SEVERITY_WORDS = {
     Severity.ERROR: "Error",
     Severity.WARNING: "Warning",
@@ -38,13 +45,23 @@ _SEVERITY_WORDS = {
 
 def at_character(info: ContextInfo, line: int, character: int) -> ContextInfo:
     """A whole line's answer narrowed to one character: the findings whose
-    range holds it (those without a place were on that line as a whole)."""
+    range holds it (those without a place were on that line as a whole), and
+    the items, but those about a place on this line that does not hold it
+    (a snippet about a finding elsewhere on the line)."""
     findings = tuple(
         here
         for here in info.findings
         if here.finding.location is None or here.finding.location.covers(line, character)
     )
-    return info.model_copy(update={"findings": findings, "character": character})
+    items = tuple(item for item in info.items if _kept(item.location, line, character))
+    return info.model_copy(update={"findings": findings, "items": items, "character": character})
+
+
+def _kept(where: Location | None, line: int, character: int) -> bool:
+    if where is None:
+        return True
+    last = where.line if where.end_line is None else where.end_line
+    return not where.line <= line <= last or where.covers(line, character)
 
 
 def render(info: ContextInfo, markdown: bool) -> MarkupContent | None:
@@ -52,6 +69,7 @@ def render(info: ContextInfo, markdown: bool) -> MarkupContent | None:
     sections = [
         *(text.finding(here) for here in info.findings),
         *(text.plan(here) for here in info.provenance),
+        *([text.history(info.history)] if info.history is not None else []),
         *([text.entity(info.entity)] if info.entity is not None else []),
         *(text.item(item) for item in info.items),
     ]
@@ -128,19 +146,42 @@ class _Text:
             f" (confidence {decision.confidence:.0%}){why}"
         )
 
+    def history(self, history: LineHistory) -> str:
+        if history.commit is None:
+            return f"{self.strong('Not committed yet')}: the line differs from the last commit"
+        head = f"{self.strong('Last commit')} {self.code(history.commit[:SHORT_COMMIT])}"
+        if history.subject:
+            head += f" “{self.escape(history.subject)}”"
+        if history.author:
+            head += f" by {self.escape(history.author)}"
+        if history.authored_at is not None:
+            head += f", {when(history.authored_at)}"
+        if history.path:
+            head += f" (as {self.code(history.path)})"
+        return head
+
     def entity(self, entity: Entity) -> str:
-        signature = "\n".join([*entity.decorators, entity.signature])
-        if self.markdown:
-            fence = "`" * max(3, _longest_run(signature, "`") + 1)
-            block = f"{fence}python\n{signature}\n{fence}"
+        if entity.kind is EntityKind.KEY or entity.key_path is not None:
+            block = f"Key {self.code(entity.key_path or entity.name)}"
         else:
-            block = signature
+            block = self.block("\n".join([*entity.decorators, entity.signature]), _fence(entity))
         return f"{block}\n\n{self.escape(entity.doc)}" if entity.doc else block
 
     def item(self, item: ContextItem) -> str:
-        return self.lines(
-            [self.strong(item.title), *([self.escape(item.body)] if item.body else [])]
-        )
+        title = self.strong(item.title)
+        if not item.body:
+            return title
+        if item.language:
+            return f"{title}\n\n{self.block(item.body, item.language)}"
+        return self.lines([title, self.escape(item.body)])
+
+    def block(self, code: str, language: str) -> str:
+        """Code in a fence (a longer one when the code holds backticks)."""
+        if not self.markdown:
+            return code
+        fence = "`" * max(3, _longest_run(code, "`") + 1)
+        tag = language if _FENCE_LANGUAGE.match(language) else ""
+        return f"{fence}{tag}\n{code}\n{fence}"
 
     # --- Markdown or not ---------------------------------------------------
 
@@ -174,6 +215,13 @@ class _Text:
                 for index, part in enumerate(parts)
             )
         return escaped.replace("\r\n", "\n").replace("\n", "  \n")
+
+
+def _fence(entity: Entity) -> str:
+    """The entity's language; an older backend said none and meant Python."""
+    if entity.language:
+        return entity.language
+    return "python" if entity.id.startswith("py:") else ""
 
 
 def _longest_run(text: str, char: str) -> int:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import time
 from collections.abc import Sequence
 from datetime import UTC, datetime
 from pathlib import Path
@@ -21,6 +22,7 @@ from acp_client.models import (
     ValidationMode,
     ValidationResult,
 )
+from tests.support.git import AUTHOR, committed, hanging_git
 
 APP = '''\
 import os
@@ -238,11 +240,16 @@ async def test_non_python_files_get_no_entity_and_no_notes(
         assert (info.entity, info.notes) == (None, ()), name
 
 
-async def test_a_syntax_error_is_a_note(facade: BackendFacade, project: Path) -> None:
+async def test_a_syntax_error_keeps_the_enclosing_definition_else_it_is_a_note(
+    facade: BackendFacade, project: Path
+) -> None:
     (project / "src" / "app.py").write_text("def broken(:\n    pass\n")
     info = await inspect(facade, path=str(project / "src" / "app.py"), line=1)
+    assert info.entity is not None and info.entity.name == "broken" and info.notes == ()
+    (project / "src" / "app.py").write_text("x = 1\ny = (\n\n")
+    info = await inspect(facade, path=str(project / "src" / "app.py"), line=0)
     assert info.entity is None
-    assert info.notes == ("src/app.py does not parse (line 1): invalid syntax",)
+    assert info.notes == ("src/app.py does not parse (line 2)",)
 
 
 async def test_text_beyond_the_bound_is_invalid_params(
@@ -260,3 +267,191 @@ async def test_the_declaration_line_shows_results_without_a_place(
     store_result(facade, project, [Finding(message="whole project")], declared_at=declared)
     (here,) = (await inspect(facade, resource="proj", path="acp.toml", line=0)).findings
     assert here.finding.message == "whole project" and here.description == "Lint the code"
+
+
+# --- every language, snippets, history, bad input -----------------------------
+
+CART = """\
+// Cart helpers.
+
+/** Adds up the prices. */
+function total(items) {
+  let sum = 0;
+  // Prices are in cents;
+  // items without one count as free.
+  const free = 0;
+  for (const item of items) {
+    sum += item.prise;
+  }
+  return sum + item.prise;
+}
+
+function count(items) {
+  return items.prise;
+}
+"""
+
+
+def js_result(facade: BackendFacade, root: Path, lines: Sequence[int], **more: Any) -> None:
+    (resource,) = facade.services.registry.resources()
+    now = datetime.now(UTC)
+    findings = tuple(
+        Finding(
+            location=Location(path="cart.js", line=n, character=0),
+            message="Unknown property `prise`",
+            code="no-prise",
+            rule_description="Properties must be spelt right",
+            help_uri="https://example.test/rules/no-prise",
+        )
+        for n in lines
+    )
+    facade.services.store.insert_result(
+        ValidationResult(
+            id=new_ulid(),
+            validation="eslint",
+            mode=ValidationMode.INFORMATIONAL,
+            passed=False,
+            resource_id=resource.id,
+            run_id=new_ulid(),
+            started_at=now,
+            finished_at=now,
+            findings=findings,
+            **more,
+        )
+    )
+
+
+async def test_a_javascript_function_its_first_lines_and_the_rule_s_other_findings(
+    facade: BackendFacade, project: Path
+) -> None:
+    (project / "cart.js").write_text(CART)
+    js_result(facade, project, [9, 11, 15])
+    near = await inspect(facade, resource="proj", path="cart.js", line=4)
+    assert near.entity is not None and near.items == ()  # its first lines are on screen
+    info = await inspect(facade, resource="proj", path="cart.js", line=9)
+    assert [here.validation for here in info.findings] == ["eslint"]
+    entity = info.entity
+    assert entity is not None
+    assert (entity.id, entity.kind, entity.signature, entity.doc, entity.language) == (
+        "js:function/cart.js#total",
+        "function",
+        "function total(items)",
+        "Adds up the prices.",
+        "javascript",
+    )
+    first, others, rule = info.items
+    assert first.title == "total (function), lines 4-13, 4 more"
+    assert first.language == "javascript"
+    assert first.body == (
+        "function total(items) {\n  let sum = 0;\n  // Prices are in cents;\n"
+        "  // items without one count as free.\n  const free = 0;\n"
+        "  for (const item of items) {"
+    )
+    assert first.location == Location(path="cart.js", line=3, character=0, end_line=8)
+    assert others.title == "2 more no-prise findings in this file (eslint)"
+    assert others.body == "12: return sum + item.prise;\n16: return items.prise;"
+    assert others.location == info.findings[0].finding.location  # the one it is about
+    assert rule.title == "Rule no-prise (eslint)"
+    assert rule.body == "Properties must be spelt right\nhttps://example.test/rules/no-prise"
+    assert rule.location == others.location
+    assert info.notes == () and info.history is None  # not a git work tree
+
+
+async def test_snippets_keep_to_their_budget(facade: BackendFacade, project: Path) -> None:
+    (project / "cart.js").write_text(CART.replace("item.prise", "item.prise" + "x" * 400))
+    js_result(facade, project, list(range(17)))
+    info = await inspect(facade, resource="proj", path="cart.js", line=9)
+    assert len(info.items) == 3
+    total = sum(len((item.title + "\n" + item.body).encode()) for item in info.items)
+    lines = sum(len(item.body.split("\n")) for item in info.items if item.body)
+    assert total <= 2048 + 64 and lines <= 14
+    assert all(len(line) <= 120 for item in info.items for line in item.body.split("\n"))
+
+
+async def test_the_line_s_last_commit_after_the_plans(facade: BackendFacade, project: Path) -> None:
+    commit = committed(project, "Add the app")
+    info = await inspect(facade, resource="proj", path="src/app.py", line=5)
+    assert info.history is not None
+    assert (info.history.commit, info.history.subject, info.history.author) == (
+        commit,
+        "Add the app",
+        AUTHOR,
+    )
+    edited = APP.replace("nmae", "name")
+    info = await inspect(facade, resource="proj", path="src/app.py", line=5, text=edited)
+    assert info.history is not None and info.history.commit is None  # not committed yet
+
+
+async def test_bad_input_gives_the_findings_alone_quickly(
+    facade: BackendFacade, project: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    committed(project, "Add the app")
+    fake = hanging_git(tmp_path / "bin", seconds=52.17)
+    monkeypatch.setenv("PATH", f"{fake}{os.pathsep}{os.environ['PATH']}")
+    (project / "cart.js").write_bytes(b"function f() {\x00}\n")
+    js_result(facade, project, [0])
+    started = time.monotonic()
+    info = await inspect(facade, resource="proj", path="cart.js", line=0)
+    assert time.monotonic() - started < 2.5  # git was killed at its limit
+    assert [h.validation for h in info.findings] == ["eslint"]
+    assert (info.entity, info.history) == (None, None)
+    assert info.notes == ("cart.js is a binary file: not read",)
+    assert [item.title for item in info.items] == ["Rule no-prise (eslint)"]
+
+
+async def test_a_ten_megabyte_minified_line_and_a_long_one_in_the_buffer(
+    facade: BackendFacade, project: Path
+) -> None:
+    line = "var a=" + "[1,2,3]," * (10 * 1024 * 1024 // 8) + "0;\n"
+    (project / "cart.js").write_text(line)
+    js_result(facade, project, [0])
+    info = await inspect(facade, resource="proj", path="cart.js", line=0)
+    assert [h.validation for h in info.findings] == ["eslint"] and info.entity is None
+    assert info.notes == ("cart.js is larger than 2,000,000 bytes: not read",)
+    minified = "function f(a){" + "a=a+1;" * 300_000 + "}\n"
+    started = time.monotonic()
+    info = await inspect(facade, resource="proj", path="cart.js", line=0, text=minified)
+    assert time.monotonic() - started < 1.0
+    assert [h.validation for h in info.findings] == ["eslint"] and info.entity is None
+    assert info.notes == (
+        "cart.js was not outlined: its lines are minified (over 1,000 characters)",
+    )
+    long_lines = "function f(a) {\n" + ("  a = a + 1; " * 60 + "\n") * 2000 + "}\n"
+    info = await inspect(facade, resource="proj", path="cart.js", line=1, text=long_lines)
+    assert info.entity is not None and info.entity.name == "f"
+    assert all(len(line) <= 120 for item in info.items for line in item.body.split("\n"))
+
+
+async def test_unknown_languages_and_deleted_files_give_the_findings_alone(
+    facade: BackendFacade, project: Path
+) -> None:
+    (project / "notes.txt").write_text("function f() {}\n")
+    info = await inspect(facade, resource="proj", path="notes.txt", line=0)
+    assert (info.entity, info.notes, info.items) == (None, (), ())
+    (project / "cart.js").write_text(CART)
+    js_result(facade, project, [6])
+    (project / "cart.js").unlink()  # between the request and the parse
+    info = await inspect(facade, resource="proj", path="cart.js", line=6)
+    assert [h.validation for h in info.findings] == ["eslint"] and info.entity is None
+    assert info.notes == ("cart.js does not exist",)
+    info = await inspect(facade, resource="proj", path="cart.js", line=6, text=CART)
+    assert info.entity is not None and info.entity.name == "total"
+
+
+async def test_a_shell_script_named_by_its_shebang(facade: BackendFacade, project: Path) -> None:
+    script = "#!/usr/bin/env bash\n# Greets.\ngreet() {\n  echo hi\n}\n"
+    (project / "greet").write_text(script)
+    info = await inspect(facade, resource="proj", path="greet", line=3)
+    assert info.entity is not None
+    assert (info.entity.id, info.entity.signature, info.entity.doc) == (
+        "sh:function/greet#greet",
+        "greet()",
+        "Greets.",
+    )
+
+
+async def test_a_key_path_in_yaml(facade: BackendFacade, project: Path) -> None:
+    (project / "ci.yml").write_text("jobs:\n  test:\n    steps:\n      - run: pytest\n")
+    info = await inspect(facade, resource="proj", path="ci.yml", line=3)
+    assert info.entity is not None and info.entity.key_path == "jobs.test.steps[0].run"
+    assert info.items == ()

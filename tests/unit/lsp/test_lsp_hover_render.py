@@ -16,6 +16,7 @@ from acp_client.models import (
     Entity,
     EntityKind,
     Finding,
+    LineHistory,
     Location,
     Plan,
     ValidationMode,
@@ -207,6 +208,7 @@ def test_sections_in_a_fixed_order_then_the_notes() -> None:
         info(
             items=(ContextItem(title="Snippet", body="used by the agent"),),
             entity=GREET,
+            history=LineHistory(commit="c0ffee" * 6 + "abcd", author="ada", subject="Greet"),
             provenance=(ContextPlan(plan=plan(), applied_at=FOUND, location=LINES),),
             findings=(here(), here(mode=ValidationMode.INFORMATIONAL, validation="todos")),
             notes=("big.py is larger than 2,000,000 bytes: not read",),
@@ -219,6 +221,7 @@ def test_sections_in_a_fixed_order_then_the_notes() -> None:
         "**Error** from **ruf",
         "**Warning** from **t",
         "**Applied plan** “Ex",
+        "**Last commit** `c0f",
         "```python",
         "**Snippet**  ",
         "_big.py is larger th",
@@ -236,3 +239,121 @@ def test_a_line_s_answer_narrowed_to_a_character() -> None:
     assert [h.finding.message for h in off_word.findings] == ["TODO", "no place"]
     assert NMAE.message in [h.finding.message for h in at_character(line, 4, 53).findings]
     assert NMAE.message not in [h.finding.message for h in at_character(line, 4, 54).findings]
+
+
+COMMIT = LineHistory(
+    commit="4f1c2b9e8d7a6b5c4d3e2f1a0b9c8d7e6f5a4b3c",
+    author="Ada Lovelace",
+    authored_at=datetime(2026, 11, 30, 9, 15, tzinfo=timezone(timedelta(hours=1))),
+    subject="Say *hello* instead",
+)
+
+
+def test_the_line_s_last_commit_after_the_plans() -> None:
+    applied = ContextPlan(plan=plan(), applied_at=FOUND, location=LINES)
+    content = render(info(provenance=(applied,), history=COMMIT), markdown=True)
+    assert content is not None
+    plan_section, history = content.value.split("\n\n---\n\n")
+    assert plan_section.startswith("**Applied plan**")
+    assert history == (
+        "**Last commit** `4f1c2b9e` “Say \\*hello\\* instead” by Ada Lovelace, 2026-11-30 08:15 UTC"
+    )
+    renamed = COMMIT.model_copy(update={"path": "old/g.py", "subject": "", "author": ""})
+    content = render(info(history=renamed), markdown=False)
+    assert content is not None
+    assert content.value == "Last commit 4f1c2b9e, 2026-11-30 08:15 UTC (as old/g.py)"
+
+
+def test_a_line_not_committed_yet_says_so() -> None:
+    content = render(info(history=LineHistory()), markdown=True)
+    assert content is not None
+    assert content.value == "**Not committed yet**: the line differs from the last commit"
+
+
+def test_the_signature_is_fenced_in_its_own_language() -> None:
+    method = Entity(
+        id="rs:method/shapes.rs#Shape::area",
+        kind=EntityKind.METHOD,
+        name="Shape::area",
+        signature="fn area(&self) -> f64",
+        doc="The area.",
+        location=Location(path="shapes.rs", line=3, character=4, end_line=8, end_character=5),
+        language="rust",
+    )
+    content = render(info(entity=method), markdown=True)
+    assert content is not None
+    assert content.value == "```rust\nfn area(&self) -> f64\n```\n\nThe area."
+    shell = method.model_copy(update={"language": "bash", "signature": "deploy()", "doc": ""})
+    content = render(info(entity=shell), markdown=True)
+    assert content is not None and content.value == "```bash\ndeploy()\n```"
+    # No language said: Python if the id says so (an older backend), else none.
+    unsaid = method.model_copy(update={"language": "", "doc": ""})
+    content = render(info(entity=unsaid), markdown=True)
+    assert content is not None and content.value.startswith("```\n")
+    odd = method.model_copy(update={"language": "rust\n```evil", "doc": ""})
+    content = render(info(entity=odd), markdown=True)
+    assert content is not None and content.value.startswith("```\nfn area")
+
+
+def test_a_key_path_in_a_data_file() -> None:
+    key = Entity(
+        id="yaml:key/ci.yaml#jobs.test.steps[2].run",
+        kind=EntityKind.KEY,
+        name="jobs.test.steps[2].run",
+        signature="",
+        location=Location(path="ci.yaml", line=15, character=8, end_line=17, end_character=19),
+        language="yaml",
+        key_path="jobs.test.steps[2].run",
+    )
+    content = render(info(entity=key), markdown=True)
+    assert content is not None and content.value == "Key `jobs.test.steps[2].run`"
+    content = render(info(entity=key), markdown=False)
+    assert content is not None and content.value == "Key jobs.test.steps[2].run"
+
+
+def test_snippets_in_code_blocks_of_their_language() -> None:
+    first = ContextItem(
+        title="greet (function), lines 4-5",
+        body="def greet(name: str) -> str:\n    return f'hi {nmae}'",
+        language="python",
+    )
+    others = ContextItem(
+        title="2 more F821 findings in this file (ruff)",
+        body="9: print(nmae)\n13: x = nmae",
+        language="python",
+    )
+    rule = ContextItem(title="Rule F821 (ruff)", body="undefined-name\nhttps://x.test/F821")
+    content = render(info(items=(first, others, rule)), markdown=True)
+    assert content is not None
+    assert content.value.split("\n\n---\n\n") == [
+        "**greet (function), lines 4-5**\n\n"
+        "```python\ndef greet(name: str) -> str:\n    return f'hi {nmae}'\n```",
+        "**2 more F821 findings in this file (ruff)**\n\n"
+        "```python\n9: print(nmae)\n13: x = nmae\n```",
+        "**Rule F821 (ruff)**  \nundefined-name  \nhttps://x.test/F821",
+    ]
+    content = render(info(items=(first,)), markdown=False)
+    assert content is not None and content.value == (
+        "greet (function), lines 4-5\n\ndef greet(name: str) -> str:\n    return f'hi {nmae}'"
+    )
+    fenced = first.model_copy(update={"body": "x = '```'"})
+    content = render(info(items=(fenced,)), markdown=True)
+    assert content is not None and "\n````python\nx = '```'\n````" in content.value
+
+
+def test_narrowing_to_a_character_drops_the_snippets_about_a_finding_off_it() -> None:
+    about_nmae = ContextItem(
+        title="Rule F821 (ruff)", body="undefined-name", location=NMAE.location
+    )
+    first_lines = ContextItem(
+        title="greet (function), lines 1-9",
+        body="def greet():",
+        location=Location(path="g.py", line=0, character=0, end_line=5),
+        language="python",
+    )
+    elsewhere = ContextItem(
+        title="2 more F821", location=Location(path="g.py", line=9, character=0)
+    )
+    line = info(findings=(here(),), items=(about_nmae, first_lines, elsewhere))
+    assert at_character(line, 4, 50).items == (about_nmae, first_lines, elsewhere)
+    assert at_character(line, 4, 20).items == (first_lines, elsewhere)
