@@ -4,6 +4,7 @@ and the skip-outside-CI-only rule for missing editors."""
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import subprocess
@@ -98,6 +99,39 @@ class DemoProject:
             if needle in line:
                 return Finding(number, line.index(needle), line)
         raise AssertionError(f"examples/demo/greetings.py no longer contains {needle!r}")
+
+
+# For completion in a suppression comment: ruff's unused import in inventory.py.
+SUPPRESSED_CODE = "F401"
+
+# Appended to the demo's acp.toml: a validation whose own PATH has no mypy,
+# so the mypy preset says its tool is missing.
+WITHOUT_MYPY = """
+[[validations]]
+preset = "mypy"
+mode = "informational"
+applies_to = ["*.nothing"]
+env = { PATH = "/nonexistent" }
+"""
+
+
+def ruff_codes(root: Path, file: str) -> dict[str, set[int]]:
+    """Every code ruff reports in the demo at ``root``, each with its 0-based
+    lines in ``file`` (none for a code found only elsewhere)."""
+    done = subprocess.run(
+        [str(BIN / "ruff"), "check", "--output-format", "json", "--no-cache", "."],
+        cwd=root,
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=EDITOR_TIMEOUT_S,
+    )
+    codes: dict[str, set[int]] = {}
+    for finding in json.loads(done.stdout):
+        lines = codes.setdefault(finding["code"], set())
+        if Path(finding["filename"]).resolve() == (root / file).resolve():
+            lines.add(finding["location"]["row"] - 1)
+    return codes
 
 
 def make_demo_project(tmp_path: Path) -> DemoProject:
