@@ -134,7 +134,8 @@ async def test_a_fix_never_lands_on_a_buffer_that_moved(
     buffers.type(root / "a.py", "import sys, os\nx = 1\n")
     await choose(buffers, fix)
     assert buffers.text(root / "a.py") == "import sys, os\nx = 1\n"
-    assert not [a for a in await actions_at(session, root / "a.py", 0, 8) if "Fix with" in a.title]
+    offered = [a for a in await actions_at(session, root / "a.py", 0, 8) if "Fix with" in a.title]
+    assert all(a.disabled is not None for a in offered)  # shown greyed out at most, with why
 
 
 @pytest.mark.parametrize(
@@ -237,7 +238,7 @@ async def test_a_file_saved_with_a_bom_gets_its_fixes_and_plans_as_without_one(
         found := [
             a
             for a in await actions_at(session, root / "a.py", 0, 0)
-            if a.title == "Apply plan “Drop os”"
+            if a.title.startswith("Apply plan “Drop os”")
         ]
     ):
         assert time.monotonic() < deadline, "the plan was never offered"
