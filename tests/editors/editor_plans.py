@@ -1,10 +1,14 @@
-"""A plan applied to the demo before an editor opens it, as an agent would:
-``plan.create`` with a decision, ``plan.preview``, ``plan.apply``."""
+"""Plans made on the demo before an editor opens it: one applied as an agent
+would (``plan.create`` with a decision, ``plan.preview``, ``plan.apply``),
+and a "Propose fix" whose sandbox stays for the editor to preview."""
 
 from __future__ import annotations
 
 import asyncio
+import subprocess
 from pathlib import Path
+
+from editor_harness import BIN, EDITOR_TIMEOUT_S, DemoProject
 
 from acp_backend.facade import create_facade
 from acp_client.models import Plan, PlanState
@@ -52,3 +56,32 @@ async def _apply(data_dir: Path, new_text: str) -> None:
         )
     finally:
         await facade.aclose()
+
+
+def propose_fix(project: DemoProject, validation: str = "ruff") -> Path:
+    """The backend's "Propose fix" from its command line: the validation's
+    fix runs in a sandbox under the data dir, and the plan keeps it. Returns
+    the sandbox's root (where its copy of acp.toml is)."""
+    done = subprocess.run(
+        [
+            str(BIN / "acp-backend"),
+            "--data-dir",
+            str(project.data_dir),
+            "plan",
+            "propose",
+            project.root.name,
+            validation,
+        ],
+        env=project.env,
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=EDITOR_TIMEOUT_S,
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    (sandbox,) = (
+        line.split(":", 1)[1].strip()
+        for line in done.stdout.splitlines()
+        if line.strip().startswith("sandbox:")
+    )
+    return Path(sandbox)

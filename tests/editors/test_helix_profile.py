@@ -61,6 +61,11 @@ async def test_helix_profile_shows_demo_diagnostics(
             )
         )
         assert answer.capabilities.diagnostic_provider is None  # pushed, see above
+        # Helix gives a file outside its workspace (a plan's sandbox copy under
+        # the data dir) to the first acp-lsp when the server takes workspace
+        # folders (Client::try_add_doc), instead of starting a second one.
+        folders = answer.capabilities.workspace and answer.capabilities.workspace.workspace_folders
+        assert folders and folders.supported and folders.change_notifications, folders
         assert answer.capabilities.position_encoding == types.PositionEncodingKind.Utf8
         assert helix_sends_did_save(answer.capabilities.text_document_sync)
 
