@@ -1,7 +1,8 @@
 """ "Propose fix": a validation's ``fix`` command, run in a sandbox, becomes a plan.
 
 strategize/queued -> execute/processing (sandbox made, registered, command
-run, diff taken, validations re-run in the sandbox) -> apply/complete, or
+run, diff taken (a diff it prints is written into the sandbox), validations
+re-run in the sandbox) -> apply/complete, or
 apply/constrained when a required validation failed there. Any failure ends
 the plan errored with the reason; the sandbox stays while the plan can
 still be applied, so its findings can be shown on the sandbox's files.
@@ -14,6 +15,7 @@ import contextlib
 import logging
 from pathlib import Path
 
+from acp_backend.plans import journal
 from acp_backend.plans.changes import (
     PlannedFile,
     build_changes,
@@ -30,6 +32,7 @@ from acp_backend.validation.runner import Ending, run_command
 from acp_client.errors import AcpError, PlanError
 from acp_client.models import (
     ChangeKind,
+    FileChange,
     Plan,
     PlanPhase,
     PlanState,
@@ -50,8 +53,10 @@ async def execute(plans: Plans, plan: Plan, resource: Resource, config: Validati
         sandbox = await asyncio.to_thread(create_sandbox, resource.root, plans.sandbox_dir(plan.id))
         plans.services.registry.add_sandbox_root(resource.id, sandbox.root)
         plan = plans.move(plan, sandbox_root=sandbox.root)
-        targets = await _run_fix(resource, config, sandbox)
+        targets, printed = await _run_fix(resource, config, sandbox)
         changes = build_changes(targets)
+        if printed:  # the validations below must see the fixed code
+            await asyncio.to_thread(_write, plans.services.data_dir, sandbox.root, plan.id, changes)
         plan = plans.move(plan, changes=changes, paths=written_paths(changes))
         plan, failed = await _validate(plans, plan, resource, sandbox)
         if failed:
@@ -81,7 +86,9 @@ async def execute(plans: Plans, plan: Plan, resource: Resource, config: Validati
 
 async def _run_fix(
     resource: Resource, config: ValidationConfig, sandbox: Sandbox
-) -> list[PlannedFile]:
+) -> tuple[list[PlannedFile], bool]:
+    """The fix's change set, and whether the fixer printed it as a diff
+    (``ruff check --fix-only --diff``) instead of writing the sandbox's files."""
     assert config.fix is not None
     before = await asyncio.to_thread(files, sandbox.root, sandbox.git)
     outcome = await run_command(
@@ -91,33 +98,48 @@ async def _run_fix(
         why = outcome.error or f"it ended: {outcome.ending}"
         raise PlanError(f"the fix command of {config.name} failed: {why}")
     after = await asyncio.to_thread(files, sandbox.root, sandbox.git)
-    targets = []
-    for path in sorted(set(before) | set(after)):
-        if before.get(path) == after.get(path):
-            continue
+    written = sorted(p for p in set(before) | set(after) if before.get(p) != after.get(p))
+    if written:
+        _check_unmoved(resource, written, before)
+        return [_written(resource, sandbox, path) for path in written], False
+    if outcome.stdout.startswith(("diff --git ", "--- ")):
+        # The diff applies to the sandbox as the fixer saw it, with the same
+        # path jail and hunk checks as a plan made from a diff.
+        targets = await asyncio.to_thread(targets_from_diff, sandbox.root, outcome.stdout)
+        _check_unmoved(resource, sorted({p for t in targets for p in (t.path, t.source)}), before)
+        return targets, True
+    tail = outcome.stderr.strip()[-_TAIL:] or outcome.stdout.strip()[-_TAIL:]
+    detail = f" (exit status {outcome.status}: {tail})" if outcome.status else ""
+    raise PlanError(f"the fix command of {config.name} changed nothing{detail}")
+
+
+def _check_unmoved(resource: Resource, paths: list[str], before: dict[str, str]) -> None:
+    """Each path is in the resource as the fixer found it in the sandbox."""
+    for path in paths:
         base_bytes = read_bytes(resource.root, path)
         if (None if base_bytes is None else sha256(base_bytes)) != before.get(path):
             raise PlanError(
                 f"{path} changed in the resource while the fix ran", remedy="propose the fix again"
             )
-        base = read_text(resource.root, path)
-        new = read_text(sandbox.root, path)
-        kind = (
-            ChangeKind.CREATE
-            if base is None
-            else ChangeKind.DELETE
-            if new is None
-            else ChangeKind.MODIFY
-        )
-        targets.append(PlannedFile(kind, path, base, new, _executable(sandbox.root, path)))
-    if not targets and outcome.stdout.startswith(("diff --git ", "--- ")):
-        # A fixer that prints its fix as a diff instead (``ruff check --diff``).
-        return await asyncio.to_thread(targets_from_diff, resource.root, outcome.stdout)
-    if not targets:
-        tail = outcome.stderr.strip()[-_TAIL:] or outcome.stdout.strip()[-_TAIL:]
-        detail = f" (exit status {outcome.status}: {tail})" if outcome.status else ""
-        raise PlanError(f"the fix command of {config.name} changed nothing{detail}")
-    return targets
+
+
+def _written(resource: Resource, sandbox: Sandbox, path: str) -> PlannedFile:
+    base = read_text(resource.root, path)
+    new = read_text(sandbox.root, path)
+    if base is None:
+        kind = ChangeKind.CREATE
+    else:
+        kind = ChangeKind.DELETE if new is None else ChangeKind.MODIFY
+    return PlannedFile(kind, path, base, new, _executable(sandbox.root, path))
+
+
+def _write(data_dir: Path, root: str, plan_id: str, changes: list[FileChange]) -> None:
+    """Write a change set into the sandbox the way a plan apply writes it:
+    jailed, staged, then renamed into place (a crash rolls it back)."""
+    with journal.apply_lock(data_dir):
+        staged = journal.stage(data_dir, root, plan_id, changes)
+        journal.roll_forward(staged)
+        journal.finish(data_dir, plan_id)
 
 
 def _executable(root: str, path: str) -> bool:

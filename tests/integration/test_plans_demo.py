@@ -7,6 +7,7 @@ and an apply after the file changed is refused with CONFLICT, writing nothing.
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import shutil
@@ -16,20 +17,46 @@ from pathlib import Path
 
 import pytest
 
+from acp_backend.facade import create_facade
+from acp_client.models import ValidationResult
+
 ROOT = Path(__file__).resolve().parents[2]
 DEMO = ROOT / "examples" / "demo"
 ACP_BACKEND = str(Path(sys.executable).parent / "acp-backend")
 WAIT = 120.0
 
 
-@pytest.fixture
-def demo(tmp_path: Path) -> Path:
+@pytest.fixture(params=["git", "folder"])
+def demo(tmp_path: Path, request: pytest.FixtureRequest) -> Path:
     root = tmp_path / "demo"
     shutil.copytree(DEMO, root, ignore=shutil.ignore_patterns(".ruff_cache", "__pycache__"))
-    git = ("git", "-c", "user.email=t@e", "-c", "user.name=t")
-    for args in (("init", "-q"), ("add", "-A"), ("commit", "-qm", "demo")):
-        subprocess.run((*git, *args), cwd=root, check=True)
+    if request.param == "git":
+        git = ("git", "-c", "user.email=t@e", "-c", "user.name=t")
+        for args in (("init", "-q"), ("add", "-A"), ("commit", "-qm", "demo")):
+            subprocess.run((*git, *args), cwd=root, check=True)
     return root
+
+
+def sandbox_findings(data_dir: Path, plan_id: str) -> set[tuple[str, str | None]]:
+    """(path, code) of every finding of the plan's validation run on its sandbox."""
+
+    async def read() -> set[tuple[str, str | None]]:
+        facade = create_facade(data_dir)
+        try:
+            listed = await facade.dispatch(
+                "validation.list_results", {"resource": "demo", "plan": plan_id}
+            )
+        finally:
+            await facade.aclose()
+        results = [ValidationResult.model_validate(r) for r in listed["results"]]
+        return {
+            (f.location.path, f.code)
+            for result in results
+            for f in result.findings
+            if f.location is not None
+        }
+
+    return asyncio.run(read())
 
 
 def cli(data_dir: Path, *args: str, check: bool = True) -> subprocess.CompletedProcess[str]:
@@ -58,6 +85,13 @@ def test_propose_fix_on_ruff_previews_and_applies(demo: Path, tmp_path: Path) ->
     plan = propose(data_dir)
     assert plan["state"] == "constrained" and "ruff" in str(plan["reason"])
     assert plan["paths"] == ["inventory.py"] and plan["source_validation"] == "ruff"
+    # The preset's fixer prints a diff (--fix-only --diff); the sandbox holds
+    # the fixed code, and its results are those of the fixed code.
+    fixed = Path(str(plan["sandbox_root"]), "inventory.py").read_text()
+    assert "import os\n" not in fixed
+    found = sandbox_findings(data_dir, str(plan["id"]))
+    assert ("inventory.py", "F401") not in found
+    assert {("inventory.py", "E722"), ("greetings.py", "F821")} <= found  # beyond ruff's fix
     listed = cli(data_dir, "plan", "list").stdout
     assert str(plan["id"]) in listed and "Fix ruff findings" in listed
 

@@ -24,6 +24,11 @@ def fixer(name: str, *fix: str) -> str:
     )
 
 
+def printed(new: str, old: str = "x = 1", path: str = "src/b.py") -> str:
+    """What a fixer such as ``ruff check --fix-only --diff`` prints."""
+    return f"--- {path}\n+++ {path}\n@@ -1 +1 @@\n-{old}\n+{new}\n"
+
+
 # A required check that fails while `bad` is in src/b.py, and fixers.
 NOBAD = "import sys; sys.exit('bad' in open('src/b.py').read())"
 MESSY = (
@@ -37,6 +42,9 @@ CONFIG = (
     + fixer("bad-fixer", "-c", "open('src/b.py', 'w').write('x = 2  # bad\\n')")
     + fixer("slow-fixer", "-c", "import time; time.sleep(30)")
     + fixer("diff-fixer", "print_diff.py")
+    + fixer("bad-diff-fixer", "-c", f"print({printed('x = 2  # bad')!r}, end='')")
+    + fixer("stale-diff-fixer", "-c", f"print({printed('x = 4', old='x = 9')!r}, end='')")
+    + fixer("escaping-diff-fixer", "-c", f"print({printed('x = 5', path='../b.py')!r}, end='')")
     + fixer("messy-fixer", "-c", MESSY)
     + fixer("no-fix")
 )
@@ -45,8 +53,7 @@ CONFIG = (
 @pytest.fixture
 def project(project: Path) -> Path:
     (project / "acp.toml").write_text(CONFIG)
-    diff = "--- src/b.py\n+++ src/b.py\n@@ -1 +1 @@\n-x = 1\n+x = 3\n"
-    (project / "print_diff.py").write_text(f"print({diff!r}, end='')\n")
+    (project / "print_diff.py").write_text(f"print({printed('x = 3')!r}, end='')\n")
     return project
 
 
@@ -145,13 +152,49 @@ async def test_a_git_resource_gets_a_worktree_with_its_uncommitted_changes(
     assert len(worktrees(project)) == 1
 
 
-async def test_a_fixer_that_prints_a_diff_has_its_diff_taken(
-    facade: BackendFacade, project: Path
+@pytest.mark.parametrize("in_git", [False, True], ids=["folder", "git"])
+async def test_a_fixer_that_prints_a_diff_has_it_taken_and_written_into_the_sandbox(
+    facade: BackendFacade, project: Path, in_git: bool
 ) -> None:
+    if in_git:
+        git_commit_all(project)
     plan = await settled(facade, (await propose(facade, "diff-fixer")).id)
     assert plan.state is PlanState.COMPLETE, plan.reason
     preview = await facade.dispatch("plan.preview", {"plan_id": plan.id})
     assert [c["new_text"] for c in preview["changes"]] == ["x = 3\n"]
+    # The validations re-ran on the fixed code: the sandbox holds it.
+    assert plan.sandbox_root is not None
+    assert (Path(plan.sandbox_root) / "src" / "b.py").read_text() == "x = 3\n"
+    assert (project / "src" / "b.py").read_text() == "x = 1\n"
+
+
+@pytest.mark.parametrize("in_git", [False, True], ids=["folder", "git"])
+async def test_a_printed_diff_that_breaks_a_required_check_constrains_the_plan(
+    facade: BackendFacade, project: Path, in_git: bool
+) -> None:
+    if in_git:
+        git_commit_all(project)
+    plan = await settled(facade, (await propose(facade, "bad-diff-fixer")).id)
+    assert plan.state is PlanState.CONSTRAINED, plan.reason
+    assert plan.reason is not None and "nobad" in plan.reason
+
+
+@pytest.mark.parametrize(
+    ("fixer_name", "reason"),
+    [
+        ("stale-diff-fixer", "the diff does not apply"),
+        ("escaping-diff-fixer", "refused: it climbs out with '..'"),
+    ],
+)
+async def test_a_printed_diff_that_cannot_be_written_errors_the_plan(
+    facade: BackendFacade, project: Path, data_dir: Path, fixer_name: str, reason: str
+) -> None:
+    plan = await settled(facade, (await propose(facade, fixer_name)).id)
+    assert plan.state is PlanState.ERRORED
+    assert plan.reason is not None and reason in plan.reason
+    assert (project / "src" / "b.py").read_text() == "x = 1\n"
+    assert not (project.parent / "b.py").exists()
+    assert not leftovers(data_dir / "sandboxes", "*")
 
 
 async def test_caches_a_fixer_leaves_are_not_part_of_the_plan(
