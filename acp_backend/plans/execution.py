@@ -44,6 +44,7 @@ from acp_client.models import (
 log = logging.getLogger(__name__)
 
 _TAIL = 400
+_NAMED = 5  # findings named in a constrained plan's reason
 
 
 async def execute(plans: Plans, plan: Plan, resource: Resource, config: ValidationConfig) -> None:
@@ -170,10 +171,21 @@ async def _validate(
     )
     results = [ValidationResult.model_validate_json(row["body"]) for row in rows]
     return plan, [
-        f"{r.validation} ({r.message or 'failed'})"
-        for r in results
-        if r.mode is ValidationMode.REQUIRED and not r.passed
+        _failure(r) for r in results if r.mode is ValidationMode.REQUIRED and not r.passed
     ]
+
+
+def _failure(result: ValidationResult) -> str:
+    """The failed validation with the findings that remain, by place and code."""
+    named = [
+        f"{f.location.path}:{f.location.line + 1} {f.code or f.message}"
+        for f in result.findings
+        if f.location is not None
+    ][:_NAMED]
+    if not named:
+        return f"{result.validation} ({result.message or 'failed'})"
+    more = len(result.findings) - len(named)
+    return f"{result.validation}: {', '.join(named)}" + (f" and {more} more" if more > 0 else "")
 
 
 async def _completion(plans: Plans, run_id: str, started_event_id: int) -> None:

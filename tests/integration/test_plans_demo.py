@@ -83,7 +83,12 @@ def test_propose_fix_on_ruff_previews_and_applies(demo: Path, tmp_path: Path) ->
     data_dir = tmp_path / "data"
     cli(data_dir, "resource", "add", str(demo))
     plan = propose(data_dir)
-    assert plan["state"] == "constrained" and "ruff" in str(plan["reason"])
+    assert plan["state"] == "constrained"
+    # The reason names what remains, by place and code, not a count.
+    assert "ruff: " in str(plan["reason"]) and "inventory.py:15 E722" in str(
+        plan["reason"]
+    )  # fixed code
+    assert "F401" not in str(plan["reason"])
     assert plan["paths"] == ["inventory.py"] and plan["source_validation"] == "ruff"
     # The preset's fixer prints a diff (--fix-only --diff); the sandbox holds
     # the fixed code, and its results are those of the fixed code.
