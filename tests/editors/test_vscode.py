@@ -1,5 +1,6 @@
 """The VS Code extension in editors/vscode: its launch code (where it finds
-the server; VS Code's client protocol against the real server), its settings
+the server, the Python extension's selected interpreter among the places;
+VS Code's client protocol against the real server), its settings
 against the server's model, its manifest and its packaging. The extension in a
 real VS Code is test_vscode_host.py."""
 
@@ -49,8 +50,10 @@ def test_extension_client_code(npm: Path, demo_project: DemoProject) -> None:
         },
     )
     assert completed.returncode == 0, completed.stdout + completed.stderr
-    # diagnostics.test.ts (1) and launch.test.ts (5: where the server is found)
-    assert "# pass 6" in completed.stdout and "# fail 0" in completed.stdout, completed.stdout
+    # diagnostics.test.ts (1), launch.test.ts (9: where the server is found,
+    # the notification and its install line) and python.test.ts (3: the
+    # Python extension's selected interpreter)
+    assert "# pass 13" in completed.stdout and "# fail 0" in completed.stdout, completed.stdout
 
 
 def expected_contributions() -> dict[str, dict[str, Any]]:

@@ -3,18 +3,26 @@ in Debian's headless Chromium, driven by Puppeteer. A test-only extension
 (vscode_host/probe) opens and saves examples/demo/greetings.py as a new user
 would, runs the restart command, and reports what VS Code's diagnostics API
 held; in another run, it asks VS Code's completion API in greetings.py and
-acp.toml while Puppeteer types the same text and reads the suggest widget.
-acp-lsp is found by the extension itself, in the .venv of the checkout
-around the folder (not on the extension host's PATH), and no setting is
-touched."""
+acp.toml while Puppeteer types the same text and reads the suggest widget;
+in another, it lists workspace symbols, hovers a finding (API and hover
+widget), picks "Fix with ruff" in the quick-fix widget and undoes it, and
+applies a plan through VS Code's Refactor Preview. acp-lsp is found by the
+extension itself, in the .venv of the checkout around the folder (not on
+the extension host's PATH) or in the interpreter selected in the Python
+extension, and no setting is touched; with acp-lsp nowhere, the
+notification's "Install in the selected interpreter" installs it and the
+server starts. The Python extension is a stand-in (vscode_host/python_stub)
+with the part of its public API the extension uses."""
 
 from __future__ import annotations
 
+import difflib
 import json
 import os
 import re
 import signal
 import subprocess
+import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -27,6 +35,7 @@ from editor_harness import (
     DemoProject,
     Finding,
     build_vscode_extension,
+    make_demo_project,
     require_editor,
     run_ok,
     which,
@@ -75,6 +84,7 @@ def code_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Path
     vsixes = [
         package(VSCODE_EXTENSION, tmp_path / "acp-lsp.vsix"),
         package(HOST / "probe", tmp_path / "probe.vsix"),
+        package(HOST / "python_stub", tmp_path / "python-stub.vsix"),
     ]
     run_ok(
         [
@@ -112,6 +122,7 @@ def run_host(
         **host_env(project),
         "ACP_PROBE_RESULT": str(result_file),
         "ACP_PROBE_FILE": str(project.greetings),
+        "ACP_PROBE_BACKEND": str(BIN / "acp-backend"),
         **(probe or {}),
     }
     log_path = tmp_path / "code-server.log"
@@ -272,3 +283,257 @@ def test_vscode_completes_presets_and_a_findings_code(
     assert {"ruff", "mypy", "eslint"} <= set(rows), preset
     assert [row["label"] for row in preset["ui"]["narrowed"]] == ["ruff"], preset
     assert preset["ui"]["line"] == 'preset = "ruff"', preset
+
+
+# --- a quick fix, hover, workspace symbols and a plan, in one run ------------
+
+PLAN_TITLE = "Catch Exception, not everything"
+BARE_EXCEPT, CAUGHT = "    except:\n", "    except Exception:\n"
+FIX_TITLE = "Fix with ruff: Remove unused import: `os`"
+
+
+def selected_interpreter(tmp_path: Path, *, with_server: bool) -> Path:
+    """The interpreter the Python extension (the stand-in) has selected:
+    a folder of its own, with acp-lsp beside it or not."""
+    bin_dir = tmp_path / "selected-env" / "bin"
+    bin_dir.mkdir(parents=True)
+    if with_server:
+        (bin_dir / "python").symlink_to(Path(sys.executable))
+        (bin_dir / "acp-lsp").symlink_to(BIN / "acp-lsp")
+    return bin_dir / "python"
+
+
+def propose_plan(project: DemoProject, tmp_path: Path) -> str:
+    """As an agent would, with the backend's CLI: a plan that catches
+    Exception in inventory.py's load(); returns its id."""
+    inventory = project.root / "inventory.py"
+    text = inventory.read_text(encoding="utf-8")
+    assert BARE_EXCEPT in text
+    diff = "".join(
+        difflib.unified_diff(
+            text.splitlines(keepends=True),
+            text.replace(BARE_EXCEPT, CAUGHT).splitlines(keepends=True),
+            "a/inventory.py",
+            "b/inventory.py",
+        )
+    )
+    diff_file = tmp_path / "catch-exception.diff"
+    diff_file.write_text(diff, encoding="utf-8")
+    created = run_ok(
+        [
+            *(str(BIN / "acp-backend"), "--data-dir", str(project.data_dir)),
+            *("plan", "create", "demo", "--diff", str(diff_file), "--title", PLAN_TITLE),
+        ],
+        project.root,
+        timeout=30,
+    )
+    found = re.search(r"^plan (\S+):", created.stdout, re.MULTILINE)
+    assert found, created.stdout
+    return found.group(1)
+
+
+def backend_plans(project: DemoProject) -> list[dict[str, Any]]:
+    listed = run_ok(
+        [str(BIN / "acp-backend"), "--data-dir", str(project.data_dir), "plan", "list", "--json"],
+        project.root,
+        timeout=30,
+    )
+    plans: list[dict[str, Any]] = json.loads(listed.stdout)["plans"]
+    return plans
+
+
+@pytest.fixture(scope="module")
+def actions_run(
+    code_server: tuple[Path, Path], tmp_path_factory: pytest.TempPathFactory
+) -> tuple[DemoProject, dict[str, Any], Path]:
+    """One code-server run of the probe's "actions" scenario, asserted by the
+    tests below: acp-lsp in the checkout's .venv and in the selected
+    interpreter's folder, and a plan proposed before the editor opens."""
+    tmp_path = tmp_path_factory.mktemp("vscode-actions")
+    project = make_demo_project(tmp_path)
+    install_in_venv(project)
+    interpreter = selected_interpreter(tmp_path, with_server=True)
+    plan_id = propose_plan(project, tmp_path)
+    probe = {
+        "ACP_PROBE_SCENARIO": "actions",
+        "ACP_PYTHON_STUB_INTERPRETER": str(interpreter),
+        "ACP_PROBE_PLAN_LINE_TEXT": BARE_EXCEPT.strip(),
+        "ACP_PROBE_PLAN_TITLE": PLAN_TITLE,
+    }
+    result = run_host(code_server, project, tmp_path, probe=probe)
+    assert result["activated_by_itself"] and result["saved"], result
+    result["plan_id"] = plan_id
+    return project, result, interpreter
+
+
+def test_vscode_takes_the_python_extensions_selected_interpreter_first(
+    actions_run: tuple[DemoProject, dict[str, Any], Path],
+) -> None:
+    """acp-lsp is in the checkout's .venv too, but the interpreter the user
+    selected in the Python extension wins, as it would for a Python tool."""
+    _, result, interpreter = actions_run
+    assert result["server"] == {
+        "command": str(interpreter.parent / "acp-lsp"),
+        "source": "the Python extension's selected interpreter",
+    }, result
+
+
+def unused_import(result: dict[str, Any]) -> dict[str, Any]:
+    (found,) = [d for d in result["diagnostics"] if d["code"] == "F401"]
+    return found
+
+
+def test_vscode_lists_the_validation_among_workspace_symbols(
+    actions_run: tuple[DemoProject, dict[str, Any], Path],
+) -> None:
+    project, result, _ = actions_run
+    (ruff,) = [s for s in result["symbols"] if s["name"] == "ruff"]
+    assert ruff["kind"] == "Event", ruff
+    assert Path(ruff["path"]) == project.root / "acp.toml", ruff
+    lines = (project.root / "acp.toml").read_text(encoding="utf-8").splitlines()
+    named = lines.index('name = "ruff"')
+    assert ruff["line"] == max(i for i in range(named) if lines[i] == "[[validations]]"), ruff
+
+
+def test_vscode_hovers_a_finding_in_the_api_and_the_hover_widget(
+    actions_run: tuple[DemoProject, dict[str, Any], Path],
+) -> None:
+    """The hover at ruff's F401: its message, rule and link, through
+    vscode.executeHoverProvider and in the editor's hover widget
+    (editor.action.showHover), next to VS Code's own problem part."""
+    _, result, _ = actions_run
+    assert unused_import(result)["severity"] == ERROR, result["diagnostics"]
+    hover = result["hover"]
+    (markdown,) = [part for parts in hover["api"] for part in parts if "from **ruff**" in part]
+    assert "**Error** from **ruff** (required)" in markdown, markdown
+    assert "`os` imported but unused" in markdown, markdown
+    assert "Rule: [F401](<https://docs.astral.sh/ruff/rules/unused-import>)" in markdown, markdown
+    assert "error" not in hover["ui"], hover
+    parts = hover["ui"]["parts"]
+    (shown,) = [p for p in parts if p["kind"] == "markdown" and "Error from ruff" in p["text"]]
+    assert "os imported but unused" in shown["text"], parts
+    assert "Rule: F401" in shown["text"], parts
+    assert "https://docs.astral.sh/ruff/rules/unused-import" in shown["links"], parts
+    # VS Code's problem part shows the diagnostic itself.
+    assert any(p["kind"] == "marker" and "imported but unused" in p["text"] for p in parts), parts
+
+
+def test_vscode_applies_ruffs_quick_fix_from_the_widget_and_undoes_it(
+    actions_run: tuple[DemoProject, dict[str, Any], Path],
+) -> None:
+    """The code actions on the F401 diagnostic through VS Code's API (the
+    fix's edit resolved), then "Fix with ruff" picked with a click in the
+    quick-fix widget (Ctrl+.): the import goes from the buffer, unsaved, and
+    the editor's undo brings it back, clean again."""
+    _, result, _ = actions_run
+    fix = result["quickfix"]
+    before = fix["before"]
+    assert "import os\n" in before
+    titles = [action["title"] for action in fix["api"]]
+    (ruff_fix,) = [a for a in fix["api"] if a["title"] == FIX_TITLE]
+    assert ruff_fix["kind"] == "quickfix" and ruff_fix["preferred"], ruff_fix
+    line = before.splitlines().index("import os")
+    ((edited,),) = [entry["edits"] for entry in ruff_fix["edit"]]
+    assert edited["start"] == {"line": line, "character": 0}, ruff_fix
+    assert edited["end"] == {"line": line + 1, "character": 0} and edited["newText"] == "", ruff_fix
+    assert "Propose fix with ruff (as a plan)" in titles, titles
+    # The widget as the user sees it, and the row clicked.
+    assert "error" not in fix["ui"], fix["ui"]
+    rows = [row["title"] for row in fix["ui"]["rows"]]
+    assert FIX_TITLE in rows, rows
+    assert fix["ui"]["chosen"] == FIX_TITLE, fix["ui"]
+    assert fix["fixed"] == {"text": before.replace("import os\n", "", 1), "dirty": True}, fix
+    assert fix["undone"] == {"text": before, "dirty": False}, fix
+
+
+def test_vscode_applies_a_plan_through_the_refactor_preview(
+    actions_run: tuple[DemoProject, dict[str, Any], Path],
+) -> None:
+    """The plan's "Apply plan …" picked with a click in the refactor menu
+    (editor.action.refactor): the server's workspace/applyEdit carries a
+    change annotation that needs confirmation, so VS Code shows its Refactor
+    Preview, with the changes unchecked; ticked and Apply pressed there, the
+    buffer holds the plan, VS Code saves it, the server says so and the
+    backend records the plan as applied."""
+    project, result, _ = actions_run
+    plan = result["plan"]
+    before = plan["before"]
+    assert "error" not in plan["ui"], plan["ui"]
+    rows = [row["title"] for row in plan["ui"]["rows"]]
+    (apply_row,) = [row for row in rows if row.startswith(f"Apply plan “{PLAN_TITLE}”")]
+    assert apply_row.endswith(f"(1 file, #{result['plan_id'][-4:]})"), apply_row
+    assert plan["ui"]["chosen"] == apply_row, plan["ui"]
+    assert any(row.startswith(f"Preview plan “{PLAN_TITLE}”") for row in rows), rows
+    assert apply_row in [action["title"] for action in plan["api"]], plan["api"]
+    # The Refactor Preview: the plan's title (the annotation), the file, Apply pressed.
+    preview = plan["preview"]
+    assert "error" not in preview, preview
+    # inventory.py and its one edit; needing confirmation, they come
+    # unchecked (Apply would apply nothing) until the user ticks the file.
+    rows = preview["rows"]
+    assert [(row["level"], row["text"]) for row in rows[:1]] == [(1, "inventory.py")], preview
+    assert [row["level"] for row in rows] == [1, 2] and "except Exception:" in rows[1]["text"]
+    assert [row["checked"] for row in rows] == [False, False], preview
+    assert [row["checked"] for row in preview["ticked"]] == [True, True], preview
+    assert preview["buttons"][:2] == ["Apply", "Discard"] and preview["clicked"] == "Apply", preview
+    expected = before.replace(BARE_EXCEPT, CAUGHT, 1)
+    assert plan["applied"]["text"] == expected, plan["applied"]
+    # VS Code saves what a refactoring changed (files.refactoring.autoSave, on
+    # by default): the plan goes from applied in the editor to applied, for
+    # every client of the backend.
+    inventory = project.root / "inventory.py"
+    assert plan["saves"] == [str(inventory)] and plan["on_disk"] == expected, plan
+    assert plan["settled"] and not plan["dirty"], plan
+    assert plan["states"][-1] == "applied" and set(plan["states"]) <= {"in_editor", "applied"}
+    (recorded,) = [p for p in backend_plans(project) if p["title"] == PLAN_TITLE]
+    assert recorded["state"] == "applied", recorded
+    assert inventory.read_text(encoding="utf-8") == expected
+    # The server's one message about it, as VS Code shows it.
+    assert "error" not in plan["message"], plan["message"]
+    assert plan["message"]["message"].startswith(f"Applied plan “{PLAN_TITLE}” in the editor"), plan
+
+
+# --- nothing found: the notification installs it ----------------------------
+
+STAND_IN_PYTHON = """#!/bin/sh
+# A stand-in for the selected interpreter: `-m pip install acp-lsp` puts
+# acp-lsp beside it, as pip would into a venv's bin/.
+if [ "$*" = "-m pip install acp-lsp" ]; then
+    ln -s {acp_lsp} "$(dirname "$0")/acp-lsp" && echo "Successfully installed acp-lsp"
+else
+    echo "unexpected: $*" >&2
+    exit 2
+fi
+"""
+
+
+def test_vscode_installs_the_server_from_the_not_found_notification(
+    code_server: tuple[Path, Path], demo_project: DemoProject, tmp_path: Path
+) -> None:
+    """acp-lsp in no place the extension looks: one notification lists them,
+    with "Install in the selected interpreter" and "Set acpLsp.path";
+    clicking Install runs the interpreter's pip in a terminal, and the
+    server starts once acp-lsp appears beside the interpreter."""
+    interpreter = selected_interpreter(tmp_path, with_server=False)
+    interpreter.write_text(STAND_IN_PYTHON.format(acp_lsp=BIN / "acp-lsp"), encoding="utf-8")
+    interpreter.chmod(0o755)
+    probe = {"ACP_PROBE_SCENARIO": "install", "ACP_PYTHON_STUB_INTERPRETER": str(interpreter)}
+    result = run_host(code_server, demo_project, tmp_path, probe=probe)
+
+    assert result["activated_by_itself"] and result["server"] is not None, result
+    assert result["starts_before"] == 0, result
+    notification = result["notification"]
+    assert "error" not in notification, notification
+    assert notification["buttons"] == ["Install in the selected interpreter", "Set acpLsp.path"]
+    assert notification["clicked"] == "Install in the selected interpreter", notification
+    message = notification["message"]
+    assert f"looked in: {interpreter.parent / 'acp-lsp'}, " in message, message
+    assert f"selected interpreter ({interpreter})" in message, message
+    assert result["terminals"] == ["Install acp-lsp"], result
+    assert (interpreter.parent / "acp-lsp").is_symlink()
+    assert result["running"] and result["starts"] == 1, result
+    assert result["server"] == {
+        "command": str(interpreter.parent / "acp-lsp"),
+        "source": "the Python extension's selected interpreter",
+    }, result
+    assert result["saved"] and "nmae" in at(result["diagnostics"], demo_project.typo(), ERROR)
