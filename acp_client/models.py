@@ -408,9 +408,6 @@ class ContextFinding(Model):
     result_id: str
     run_id: str
     found_at: datetime = Field(description="When the run that produced it finished.")
-    fix_available: bool = Field(
-        description="The tool proposed a fix, or the validation declares a fix command."
-    )
     stale: bool = Field(
         default=False, description="The file has changed since the finding was computed."
     )

@@ -70,7 +70,6 @@ def findings_at(
                 result_id=result.id,
                 run_id=result.run_id,
                 found_at=result.finished_at,
-                fix_available=bool(finding.fixes) or (spec is not None and spec.has_fix),
                 stale=stale,
             )
             for finding in _located_here(result, path, line, character)

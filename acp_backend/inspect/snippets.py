@@ -5,8 +5,10 @@ In this order, while the budget lasts:
   decorator), when the line asked about is below them: deep in a long
   definition, how it starts; near its start, the editor shows it already;
 - per rule (validation and code) of the findings here: how many other
-  findings of it the file has, and the first ``OTHER_PLACES`` of their lines;
-- per rule with a ``help_uri`` among the findings here: its description and link.
+  findings of it the file has, and the first ``OTHER_PLACES`` of their lines.
+
+A rule's description and link are not repeated here: each finding carries
+them (``Finding.rule_description``, ``help_uri``), and hover shows them with it.
 
 An item about a finding here has that finding's place as its ``location``,
 so a client that narrows a line's answer to a character drops it with the
@@ -54,7 +56,6 @@ def items_for(
     wanted = [
         *_entity_lines(path, line, definition, text_of),
         *_same_rule(path, line, here=here, results=results, text_of=text_of, language=language),
-        *_rules(here),
     ]
     return tuple(_within(wanted, budget))
 
@@ -117,22 +118,6 @@ def _same_rule(
             body=body,
             location=anchors[(validation, code)],
             language=language,
-        )
-
-
-def _rules(here: Sequence[ContextFinding]) -> Iterator[ContextItem]:
-    seen: set[str] = set()
-    for found in here:
-        finding = found.finding
-        if not finding.help_uri or finding.help_uri in seen:
-            continue
-        seen.add(finding.help_uri)
-        name = finding.code or "rule"
-        about = finding.rule_description or ""
-        yield ContextItem(
-            title=f"Rule {name} ({found.validation})",
-            body="\n".join(part for part in (about, finding.help_uri) if part),
-            location=finding.location,
         )
 
 

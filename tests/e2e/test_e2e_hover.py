@@ -13,8 +13,10 @@ import pytest
 from lsprotocol import types
 
 from acp_client.models import Finding, Location, Plan, ValidationMode
+from acp_client.text import digest
 from tests.e2e.lsp_harness import (
     PLAIN,
+    PROFILES,
     PROFILES_AND_MODES,
     Backend,
     ServerProcess,
@@ -236,3 +238,40 @@ async def wait_for_async(
     while not test(await get()):
         assert time.monotonic() < deadline, await get()
         await asyncio.sleep(0.05)
+
+
+@pytest.mark.parametrize("profile", PROFILES)
+async def test_a_finding_read_on_older_text_shows_where_the_editor_shows_it(
+    backend: Backend, lsp: Starter, tmp_path: Path, profile: str
+) -> None:
+    """Issue 26 (5): hover places a finding of an older text as the
+    diagnostics do: moved with its line, gone once its line changed or the
+    buffer was saved before the next run answered; never one line off."""
+    root = project(tmp_path / "proj", {"hello.py": SOURCE})
+    resource = await backend.register(root)
+    read = {"hello.py": digest(SOURCE)}
+    published = result("ruff", ValidationMode.REQUIRED, False, [NMAE], resource=resource)
+    backend.publish(published.model_copy(update={"file_hashes": read}))
+    session = await lsp(profile, [root])
+    path = root / "hello.py"
+    session.open(path)
+    await session.wait_diagnostics(path, lambda shown: len(shown) == 1)
+    at = column(TEXT, START, session.encoding)
+
+    above = "# a line added above\n" + SOURCE
+    session.change(path, above, 2)
+    moved = await hover(session, path, LINE + 1, at)
+    assert moved is not None and "Undefined name `nmae`" in moved
+    assert "the file has changed since, not this line" in moved
+    old_place = await hover(session, path, LINE, at)
+    assert old_place is None or "nmae`" not in old_place
+
+    edited = above.replace("{nmae}", "{nmae!r}")
+    session.change(path, edited, 3)
+    on_edited = await hover(session, path, LINE + 1, at)
+    assert on_edited is None or "Undefined name" not in on_edited
+
+    session.save(path, above, 4)  # no run answers: the result read the text before
+    for line in (LINE, LINE + 1):
+        after_save = await hover(session, path, line, at)
+        assert after_save is None or "Undefined name" not in after_save, (line, after_save)

@@ -1,7 +1,9 @@
 """Real headless Neovim 0.11: ``vim.lsp.buf.hover`` shows the ruff finding with
 its rule link and when it was found, a function's signature, nothing on a
 plain line, and the plan that changed a line with its decision;
-``vim.lsp.buf.workspace_symbol('ruff')`` leads to ruff's acp.toml line."""
+``vim.lsp.buf.workspace_symbol('ruff')`` leads to ruff's acp.toml line.
+Hover names the fix the code-action menu offers, no other (issue 26, item
+5), and never shows an older run's finding on a line that changed."""
 
 from __future__ import annotations
 
@@ -14,6 +16,7 @@ from test_neovim import PIP_INSTALL, pypi_nvim
 
 DRIVER = Path(__file__).with_name("nvim_hover_driver.lua")
 CONFIG_DIR = ROOT / "editors" / "neovim"
+IMPORT_LINE = 2  # inventory.py's `import os`: ruff's F401, which ruff can fix
 
 
 def declaration_line(root: Path, name: str) -> int:
@@ -40,6 +43,7 @@ def test_neovim_hover_and_workspace_symbols(demo_project: DemoProject, tmp_path:
             "ACP_FUNCTION_LINE": str(farewell_body),
             "ACP_PLAN_FILE": str(demo_project.root / "inventory.py"),
             "ACP_PLAN_LINE": str(plan_line),
+            "ACP_IMPORT_LINE": str(IMPORT_LINE),
             "ACP_RESULT_FILE": str(result_file),
         },
     )
@@ -68,3 +72,29 @@ def test_neovim_hover_and_workspace_symbols(demo_project: DemoProject, tmp_path:
     assert Path(ruff["filename"]) == demo_project.root / "acp.toml"
     assert ruff["lnum"] == declaration_line(demo_project.root, "ruff") + 1  # 1-based
     assert ruff["text"] == "[Event] ruff"
+
+    # One rule for "has a fix": F821 has no fix of ruff's own, so the menu and
+    # the hover offer a plan only; F401's own fix is a quick fix in both.
+    assert "**Propose fix with ruff** (as a plan)" in on_typo["text"]
+    assert "quick fix" not in on_typo["text"] and "fix available" not in on_typo["text"]
+    assert "Propose fix with ruff (as a plan)" in result["typo_actions"]
+    assert not [t for t in result["typo_actions"] if t.startswith("Fix with ruff")]
+    on_import = hovers["import"]["text"]
+    assert "`os` imported but unused" in on_import
+    assert "quick fix: **Fix with ruff**" in on_import
+    assert [t for t in result["import_actions"] if t.startswith("Fix with ruff")]
+
+    # A line added above: the finding moved with its line and says so; its
+    # old place shows it no more; once its own line changes, neither.
+    moved = hovers["moved_typo"]["text"]
+    assert "Undefined name `nmae`" in moved
+    assert "the file has changed since, not this line" in moved
+    for name in ("old_place", "edited_typo"):
+        shown = hovers[name]
+        assert shown is None or "Undefined name" not in shown["text"], (name, shown)
+    # From the save until the new run answers, and after: never one line off.
+    assert result["after_save"], result
+    for shown in result["after_save"]:
+        assert shown is None or "Undefined name" not in shown["text"], shown
+    fresh = hovers["new_run"]["text"]
+    assert "Undefined name `nmae`" in fresh and "changed since" not in fresh

@@ -408,6 +408,9 @@ def test_vscode_hovers_a_finding_in_the_api_and_the_hover_widget(
     assert "**Error** from **ruff** (required)" in markdown, markdown
     assert "`os` imported but unused" in markdown, markdown
     assert "Rule: [F401](<https://docs.astral.sh/ruff/rules/unused-import>)" in markdown, markdown
+    # The fixes the menu offers, named as its titles name them (issue 26, item 5).
+    assert "quick fix: **Fix with ruff**" in markdown, markdown
+    assert "**Propose fix with ruff** (as a plan)" in markdown, markdown
     assert "error" not in hover["ui"], hover
     parts = hover["ui"]["parts"]
     (shown,) = [p for p in parts if p["kind"] == "markdown" and "Error from ruff" in p["text"]]

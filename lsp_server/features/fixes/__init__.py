@@ -36,6 +36,7 @@ from lsp_server.commands import (
 from lsp_server.editor import Editor
 from lsp_server.features import Feature, Runner
 from lsp_server.marks import indexes
+from lsp_server.remedies import fitted
 from lsp_server.snapshot import Snapshot
 from lsp_server.workspace_edits import EditorFile, EditSupport, Stale, fix_edit
 
@@ -218,20 +219,6 @@ def chosen(snapshot: Snapshot) -> tuple[list[Candidate], list[Candidate]]:
         and fitted(snapshot, result, result.findings[index].fixes[0].edits) is not None
     ]
     return fix_all(candidates)
-
-
-def fitted(
-    snapshot: Snapshot, result: ValidationResult, edits: Sequence[TextEdit]
-) -> list[TextEdit] | None:
-    """A fix's edits as they apply to the document now: moved with the lines
-    the user's unsaved edits moved; None when one of its lines changed (or
-    the result was computed on other text altogether)."""
-    reading = snapshot.reading(result)
-    if not reading.known:
-        return None
-    if reading.moved is None or snapshot.placement is None:
-        return list(edits)
-    return reading.moved.edits(edits, snapshot.placement.logical_path)
 
 
 def _changed(validation: str) -> str:

@@ -15,12 +15,14 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections import OrderedDict
+from collections.abc import Iterator
+from dataclasses import replace
 
 from lsprotocol import types
 
 from acp_client.client import AcpClient
 from acp_client.events import STALE_AFTER, Event
-from acp_client.models import ContextInfo
+from acp_client.models import ContextFinding, ContextInfo
 from acp_client.operations import MAX_INSPECT_TEXT
 from acp_client.paths import CONFIG_FILE
 from lsp_server.calls import BackendCalls, SharedCalls
@@ -28,7 +30,9 @@ from lsp_server.declared import field_doc, field_named
 from lsp_server.editor import Editor
 from lsp_server.features import Feature
 from lsp_server.features.hover.render import at_character, render
+from lsp_server.marks import indexes
 from lsp_server.positions import code_points
+from lsp_server.remedies import NONE, Remedies, remedies
 from lsp_server.roots import Placement, file_path
 from lsp_server.snapshot import Snapshot
 from lsp_server.toml_place import VALIDATIONS, key_at
@@ -89,7 +93,9 @@ class Hover(Feature):
         lines = document.lines
         text = lines[position.line] if position.line < len(lines) else ""
         character = code_points(text, position.character, snapshot.encoding)
-        return render(at_character(info, position.line, character), snapshot.support.hover_markdown)
+        here = at_character(as_shown(snapshot, info), position.line, character)
+        offered = [_remedies(snapshot, found) for found in here.findings]
+        return render(here, snapshot.support.hover_markdown, offered)
 
     async def _inspect(self, client: AcpClient, key: LineKey, source: str) -> ContextInfo | None:
         path = file_path(key[0])
@@ -123,6 +129,51 @@ class Hover(Feature):
     def _forget(self) -> None:
         self._generation += 1
         self._lines.clear()
+
+
+def as_shown(snapshot: Snapshot, info: ContextInfo) -> ContextInfo:
+    """The line's findings where the editor shows them. The backend places
+    findings in the text each run read; the buffer may have moved on since
+    (``stale``). Those are taken from the session instead, placed through
+    the unsaved edits as the diagnostics are (``lsp_server.drift``): a
+    finding whose line moved shows on its new line, one whose line changed
+    (or read before a save whose run has not answered) shows nowhere."""
+    fresh = tuple(found for found in info.findings if not found.stale)
+    return info.model_copy(update={"findings": fresh + tuple(_moved_here(snapshot, info.line))})
+
+
+def _moved_here(snapshot: Snapshot, line: int) -> Iterator[ContextFinding]:
+    """The findings of results read on an earlier text that land on ``line``."""
+    placement = snapshot.placement
+    if placement is None:
+        return
+    for result, shown in snapshot.held:
+        reading = snapshot.reading(result)
+        if reading.moved is None:
+            continue  # as read (the backend answered for it), or nowhere
+        spec = snapshot.specs.get(result.validation)
+        for index in indexes(shown):
+            finding = None if index is None else result.findings[index]
+            where = None if finding is None else finding.location
+            placed = None if where is None else reading.moved.location(where)
+            if finding is None or placed is None or not placed.covers(line):
+                continue
+            yield ContextFinding(
+                validation=result.validation,
+                mode=result.mode,
+                description=spec.description if spec is not None else "",
+                passed=result.passed,
+                finding=replace(finding, location=placed),
+                result_id=result.id,
+                run_id=result.run_id,
+                found_at=result.finished_at,
+                stale=True,
+            )
+
+
+def _remedies(snapshot: Snapshot, found: ContextFinding) -> Remedies:
+    result = snapshot.shown(found.result_id)
+    return NONE if result is None else remedies(snapshot, result, found.finding)
 
 
 def _key_doc(snapshot: Snapshot, position: types.Position) -> str | None:

@@ -12,7 +12,7 @@ plain text otherwise, with the same words.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from datetime import UTC, datetime
 
 from lsprotocol.types import MarkupContent, MarkupKind
@@ -29,6 +29,7 @@ from acp_client.models import (
     Location,
 )
 from lsp_server.marks import Severity, severity_for
+from lsp_server.remedies import NONE, Remedies
 
 _MARKDOWN_SPECIAL = re.compile(r"([\\*_\[\]<>|~#])")
 _SAFE_LINK = re.compile(r"^https?://[^\s<>]+$")
@@ -64,10 +65,15 @@ def _kept(where: Location | None, line: int, character: int) -> bool:
     return not where.line <= line <= last or where.covers(line, character)
 
 
-def render(info: ContextInfo, markdown: bool) -> MarkupContent | None:
+def render(
+    info: ContextInfo, markdown: bool, remedies: Sequence[Remedies] = ()
+) -> MarkupContent | None:
+    """The hover text; ``remedies`` (one per finding, in order; none given:
+    nothing offered) say what the code-action menu offers for each."""
     text = _Text(markdown)
+    offered = [*remedies, *[NONE] * (len(info.findings) - len(remedies))]
     sections = [
-        *(text.finding(here) for here in info.findings),
+        *(text.finding(here, remedy) for here, remedy in zip(info.findings, offered, strict=True)),
         *(text.plan(here) for here in info.provenance),
         *([text.history(info.history)] if info.history is not None else []),
         *([text.entity(info.entity)] if info.entity is not None else []),
@@ -93,16 +99,15 @@ class _Text:
     def __init__(self, markdown: bool) -> None:
         self.markdown = markdown
 
-    def finding(self, here: ContextFinding) -> str:
+    def finding(self, here: ContextFinding, remedies: Remedies) -> str:
         severity = severity_for(here.mode, here.passed)
         word = _SEVERITY_WORDS.get(severity, "Note") if severity is not None else "Passed"
         about = f" — {self.escape(here.description)}" if here.description else ""
         finding = here.finding
         facts = [f"Found {when(here.found_at)} by run {self.code(here.run_id)}"]
-        if here.fix_available:
-            facts.append("fix available")
         if here.stale:
-            facts.append("the file has changed since")
+            facts.append("the file has changed since, not this line")
+        facts += self.remedies(here.validation, remedies)
         lines = [
             f"{self.strong(word)} from {self.strong(here.validation)} ({here.mode}){about}",
             self.escape(finding.message),
@@ -145,6 +150,17 @@ class _Text:
             f"Decision: {self.escape(decision.question)} → {self.strong(decision.chosen)}"
             f" (confidence {decision.confidence:.0%}){why}"
         )
+
+    def remedies(self, validation: str, remedies: Remedies) -> list[str]:
+        """What the menu offers, in the words of its titles."""
+        said = []
+        if remedies.tool_fixes:
+            said.append(f"quick fix: {self.strong(f'Fix with {validation}')}")
+        elif remedies.withheld:
+            said.append(f"its fix waits for a save (the line changed since {validation} read it)")
+        if remedies.proposal:
+            said.append(f"{self.strong(f'Propose fix with {validation}')} (as a plan)")
+        return said
 
     def history(self, history: LineHistory) -> str:
         if history.commit is None:

@@ -56,6 +56,7 @@ from lsp_server.commands import (
 from lsp_server.editor import Editor
 from lsp_server.features import Feature, Runner
 from lsp_server.features.plans.progress import PlanProgress
+from lsp_server.remedies import proposable
 from lsp_server.roots import Placement
 from lsp_server.snapshot import FileReader, Snapshot
 from lsp_server.workspace_edits import (
@@ -358,9 +359,8 @@ def _proposals(request: ActionRequest) -> Iterable[types.CodeAction]:
     seen: dict[str, list[types.Diagnostic]] = {}
     for diagnostic in request.here:
         name = diagnostic.data.get("validation") if isinstance(diagnostic.data, dict) else None
-        spec = snapshot.specs.get(name) if isinstance(name, str) else None
-        if spec is not None and spec.has_fix:
-            seen.setdefault(spec.name, []).append(diagnostic)
+        if isinstance(name, str) and proposable(snapshot, name):
+            seen.setdefault(name, []).append(diagnostic)
     for name, diagnostics in seen.items():
         args = ProposeArgs(
             resource_id=placement.resource.id, validation=name, paths=(placement.logical_path,)
@@ -396,8 +396,7 @@ def _proposed_again(snapshot: Snapshot) -> Iterable[types.CodeAction]:
     offered: set[str] = set()
     for plan in _touching(snapshot):
         validation = plan.source_validation
-        spec = snapshot.specs.get(validation) if validation else None
-        if validation is None or spec is None or not spec.has_fix or validation in offered:
+        if validation is None or validation in offered or not proposable(snapshot, validation):
             continue
         if plan.state in APPLIABLE_PLAN_STATES and _stale(snapshot, plan):
             offered.add(validation)

@@ -72,12 +72,11 @@ def test_findings_at_a_position_with_their_validation_run_and_fix() -> None:
     assert first.description == "Lint it" and first.mode is ValidationMode.REQUIRED
     assert first.result_id == lint.id and first.run_id == lint.run_id
     assert first.found_at == lint.finished_at
-    assert first.fix_available and first.finding.help_uri == "https://example.test/X1"
-    assert not second.fix_available  # no fix of its own, none declared
+    assert first.finding.help_uri == "https://example.test/X1"
     assert second.description == ""
 
 
-def test_an_undeclared_validation_still_shows_and_its_own_fix_counts() -> None:
+def test_an_undeclared_validation_still_shows_with_its_own_fix() -> None:
     own_fix = Finding(
         location=Location(path="a.py", line=0, character=0),
         message="m",
@@ -86,7 +85,7 @@ def test_an_undeclared_validation_still_shows_and_its_own_fix_counts() -> None:
     (found,) = findings_at(
         [result("gone", findings=[own_fix])], SPECS, "a.py", 0, 0, current_sha256=None
     )
-    assert found.description == "" and found.fix_available
+    assert found.description == "" and found.finding.fixes == own_fix.fixes
 
 
 def test_a_finding_is_stale_when_the_text_looked_at_differs_from_what_was_linted() -> None:

@@ -234,7 +234,6 @@ class Inspector:
             result_id=shown.id,
             found_at=NOW,
             finding=shown.findings[0],
-            fix_available=False,
         )
         return ContextInfo(resource_id="R", path="a.py", line=line, findings=(here,))
 

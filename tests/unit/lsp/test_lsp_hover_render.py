@@ -22,6 +22,7 @@ from acp_client.models import (
     ValidationMode,
 )
 from lsp_server.features.hover.render import at_character, render
+from lsp_server.remedies import NONE, Remedies
 
 FOUND = datetime(2026, 12, 1, 4, 39, 27, tzinfo=UTC)
 NMAE = Finding(
@@ -51,7 +52,6 @@ def here(finding: Finding = NMAE, **more: object) -> ContextFinding:
         "result_id": "R1",
         "run_id": "01RUN",
         "found_at": FOUND,
-        "fix_available": False,
         **more,
     }
     return ContextFinding.model_validate(fields)
@@ -68,14 +68,32 @@ def test_nothing_to_say_is_no_hover() -> None:
 
 
 def test_a_finding_with_its_rule_link_time_and_run_in_markdown() -> None:
-    content = render(info(findings=(here(fix_available=True),)), markdown=True)
+    content = render(info(findings=(here(),)), markdown=True, remedies=[Remedies(proposal=True)])
     assert content is not None and content.kind is MarkupKind.Markdown
     assert content.value == (
         "**Error** from **ruff** (required) — Lint with ruff  \n"
         "Undefined name `nmae`  \n"
         "Rule: [F821](<https://docs.astral.sh/ruff/rules/undefined-name>) undefined-name  \n"
-        "Found 2026-12-01 04:39 UTC by run `01RUN` · fix available"
+        "Found 2026-12-01 04:39 UTC by run `01RUN` · **Propose fix with ruff** (as a plan)"
     )
+
+
+def test_the_fixes_named_are_those_the_menu_offers() -> None:
+    def facts(remedies: Remedies) -> str:
+        content = render(info(findings=(here(),)), markdown=False, remedies=[remedies])
+        assert content is not None
+        return content.value.splitlines()[-1].split(" · ", 1)[-1]
+
+    assert facts(Remedies(tool_fixes=1, proposal=True)) == (
+        "quick fix: Fix with ruff · Propose fix with ruff (as a plan)"
+    )
+    assert facts(Remedies(withheld=True)) == (
+        "its fix waits for a save (the line changed since ruff read it)"
+    )
+    assert facts(NONE).startswith("Found ")  # nothing offered, nothing said
+    # None given: nothing offered (a finding the editor does not show).
+    content = render(info(findings=(here(),)), markdown=False)
+    assert content is not None and "fix" not in content.value.lower()
 
 
 def test_the_same_words_in_plain_text() -> None:
@@ -85,7 +103,7 @@ def test_the_same_words_in_plain_text() -> None:
         "Error from ruff (required) — Lint with ruff\n"
         "Undefined name `nmae`\n"
         "Rule: F821 <https://docs.astral.sh/ruff/rules/undefined-name> undefined-name\n"
-        "Found 2026-12-01 04:39 UTC by run 01RUN · the file has changed since"
+        "Found 2026-12-01 04:39 UTC by run 01RUN · the file has changed since, not this line"
     )
 
 
