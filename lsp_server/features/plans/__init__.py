@@ -283,9 +283,15 @@ class Plans(Feature):
         answer = await self.editor.apply_edit(edit, f"Apply plan “{plan.title}”")
         if not answer.applied:
             why = f" ({answer.failure_reason})" if answer.failure_reason else ""
+            # VS Code's Refactor Preview opens such changes unticked: Apply
+            # with none ticked applies nothing and answers "not applied".
+            confirm = any(
+                note.needs_confirmation for note in (edit.change_annotations or {}).values()
+            )
+            tick = " If it showed a preview, tick its changes before Apply." if confirm else ""
             self.editor.say(
                 f"The editor did not apply plan “{plan.title}”{why}. Nothing was written; "
-                "the plan is still open.",
+                f"the plan is still open.{tick}",
                 Warning_,
             )
             return NOT_APPLIED

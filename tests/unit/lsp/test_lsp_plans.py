@@ -266,7 +266,11 @@ async def test_the_editor_declining_leaves_the_plan_open() -> None:
     answer, editor = await apply(backend, applies=False)
     assert answer == {"applied": False}
     assert "did not apply plan “ruff fix” (the user declined)" in editor.messages()[0]
+    # VS Code previews changes that need confirmation unticked: say so.
+    assert "tick its changes before Apply" in editor.messages()[0]
     assert recorded(backend) == []
+    _, plain = await apply(scripted(), applies=False, profile="neovim@v0.11")
+    assert "did not apply plan" in plain.messages()[0] and "tick" not in plain.messages()[0]
 
 
 async def test_the_backend_refusing_to_record_says_how_to_go_back() -> None:
