@@ -13,8 +13,18 @@ from datetime import datetime
 from enum import StrEnum
 from typing import Annotated
 
-from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, TypeAdapter, WithJsonSchema
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    Field,
+    TypeAdapter,
+    WithJsonSchema,
+)
 from pydantic.dataclasses import dataclass
+
+from acp_client.jail import why_refused
 
 MAX_POSITION = 2**31 - 1
 """The largest line or character LSP can carry (its ``uinteger`` is 2^31 - 1)."""
@@ -358,12 +368,28 @@ class FindingRef(Model):
     fix: int = Field(default=0, ge=0, description="Index into that finding's fixes.")
 
 
+def _plan_path(path: str) -> str:
+    why = why_refused(path)
+    if why is not None:
+        raise ValueError(f"plan target {path!r} refused: {why}")
+    return path
+
+
+PlanPath = Annotated[str, AfterValidator(_plan_path)]
+"""A path a plan changes, relative to its resource's root: refused on
+receipt when absolute, climbing with ``..``, in ``.git`` or not in normal
+form (``acp_client.jail``), whoever sent it."""
+
+
 class FileChange(Model):
     """One file of a plan's change set, as plan.preview shows it."""
 
-    path: str = Field(description="The file's path after the change (the new name of a rename).")
+    path: PlanPath = Field(
+        description="The file's path after the change (the new name of a rename), relative to "
+        "the resource's root: not absolute, no '..', not in .git."
+    )
     kind: ChangeKind = ChangeKind.MODIFY
-    old_path: str | None = Field(default=None, description="A rename's source path.")
+    old_path: PlanPath | None = Field(default=None, description="A rename's source path.")
     base_sha256: str | None = Field(
         default=None,
         description="sha256 of the content the change expects (of old_path for a rename); "

@@ -17,9 +17,9 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 from acp_backend.plans.diffs import PatchError, apply_hunks, parse_diff, render_diff
-from acp_backend.plans.jail import check_relative, jailed
 from acp_backend.plans.text import EditError, LineRange, apply_edits, compute_edits, lsp_lines
 from acp_client.errors import InvalidParams, PlanError
+from acp_client.jail import check_relative, jailed
 from acp_client.models import ChangeKind, FileChange, FileEdit, Location, TextEdit
 from acp_client.text import span
 

@@ -29,8 +29,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import BinaryIO
 
-from acp_backend.plans.jail import jailed
 from acp_client.errors import InvalidState
+from acp_client.jail import jailed
 from acp_client.models import ChangeKind, FileChange
 
 log = logging.getLogger(__name__)

@@ -19,8 +19,7 @@ Every refusal is one message naming what to do; nothing is written.
 from __future__ import annotations
 
 import logging
-import os
-from collections.abc import Iterable, Mapping
+from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass
 from datetime import datetime
 
@@ -28,8 +27,9 @@ from lsprotocol import types
 
 from acp_client.appliable import constrained_because, why_not_appliable
 from acp_client.client import AcpClient
-from acp_client.errors import AcpError, TransportError
+from acp_client.errors import AcpError, OutsideRoot, TransportError
 from acp_client.events import Event, PlanChanged
+from acp_client.jail import jailed
 from acp_client.models import (
     APPLIABLE_PLAN_STATES,
     OPEN_PLAN_STATES,
@@ -167,8 +167,9 @@ class Plans(Feature):
 
     def actions(self, request: ActionRequest) -> Iterable[types.CodeAction]:
         if request.wanted(QUICK_FIX):
-            yield from _proposals(request)
-            yield from _proposed_again(request.snapshot)
+            again = _stale_by_validation(request.snapshot)
+            yield from _proposals(request, skipped=again.keys())
+            yield from _proposed_again(request.snapshot, again)
         if request.wanted(PLAN_KIND):
             yield from _plan_actions(request.snapshot)
 
@@ -202,7 +203,12 @@ class Plans(Feature):
             self.editor.log(f"Plan “{plan.title}”, {change.path}:\n{change.diff}")
         shown = [c.path for c in preview.changes if c.kind is not ChangeKind.DELETE]
         if plan.sandbox_root is not None and shown and snapshot.support.show_document:
-            await self.editor.show_document(path_to_uri(os.path.join(plan.sandbox_root, shown[0])))
+            try:
+                copy = jailed(plan.sandbox_root, shown[0])
+            except OutsideRoot as exc:
+                self.editor.say(f"Plan “{plan.title}”: not opened: {exc}.", Warning_)
+            else:
+                await self.editor.show_document(path_to_uri(copy))
         return preview.model_dump(mode="json")
 
     async def cancel(self, snapshot: Snapshot, args: object) -> object:
@@ -255,6 +261,12 @@ class Plans(Feature):
                 self.editor.say(f"Plan “{plan.title}”: {path} is not in a known resource.", Error)
                 return NOT_APPLIED
             targets[path] = target
+        escape = _escape(snapshot, plan, targets)
+        if escape is not None:  # a backend is a peer: where it writes is checked here too
+            self.editor.say(
+                f"Plan “{plan.title}” was not applied: {escape}. Nothing was written.", Error
+            )
+            return NOT_APPLIED
         try:
             if snapshot.support.apply_edit:
                 annotation = Annotation(f"acp-plan-{plan.id}", plan.title, plan.description)
@@ -356,8 +368,24 @@ class Plans(Feature):
         return {"applied": True, "plan": done.model_dump(mode="json")}
 
 
-def _proposals(request: ActionRequest) -> Iterable[types.CodeAction]:
-    """ "Propose fix with *validation*" on its diagnostics, where it declares a fix."""
+def _escape(snapshot: Snapshot, plan: Plan, targets: Mapping[str, EditorFile]) -> str | None:
+    """Why one of a plan's targets, symlinks followed, leaves its resource's
+    root or enters its ``.git`` (``acp_client.jail``); None when none does."""
+    root = next((r.root for r in snapshot.resources if r.id == plan.resource_id), None)
+    if root is None:
+        return f"its resource {plan.resource_id} is not in play"
+    for path in targets:
+        try:
+            jailed(root, path)
+        except OutsideRoot as exc:
+            return str(exc)
+    return None
+
+
+def _proposals(request: ActionRequest, skipped: Collection[str]) -> Iterable[types.CodeAction]:
+    """ "Propose fix with *validation*" on its diagnostics, where it declares a
+    fix, but for those ``_proposed_again`` offers (the same command, named
+    after the plan it replaces)."""
     snapshot = request.snapshot
     placement = snapshot.placement
     if placement is None or placement.sandbox:
@@ -365,7 +393,7 @@ def _proposals(request: ActionRequest) -> Iterable[types.CodeAction]:
     seen: dict[str, list[types.Diagnostic]] = {}
     for diagnostic in request.here:
         name = diagnostic.data.get("validation") if isinstance(diagnostic.data, dict) else None
-        if isinstance(name, str) and proposable(snapshot, name):
+        if isinstance(name, str) and name not in skipped and proposable(snapshot, name):
             seen.setdefault(name, []).append(diagnostic)
     for name, diagnostics in seen.items():
         args = ProposeArgs(
@@ -393,29 +421,35 @@ def _plan_actions(snapshot: Snapshot) -> Iterable[types.CodeAction]:
         yield action(f"Cancel {name}", CANCEL_PLAN, args)
 
 
-def _proposed_again(snapshot: Snapshot) -> Iterable[types.CodeAction]:
-    """ "Propose again" for a plan made from a validation's fix that no longer
-    fits the file (it changed since): one per validation, however many."""
-    placement = snapshot.placement
-    if placement is None or placement.sandbox:
-        return
-    offered: set[str] = set()
+def _stale_by_validation(snapshot: Snapshot) -> dict[str, Plan]:
+    """A plan made from each validation's fix that no longer fits the file
+    (it changed since), where the fix can be proposed again."""
+    stale: dict[str, Plan] = {}
     for plan in _touching(snapshot):
         validation = plan.source_validation
-        if validation is None or validation in offered or not proposable(snapshot, validation):
+        if validation is None or validation in stale or not proposable(snapshot, validation):
             continue
         if plan.state in APPLIABLE_PLAN_STATES and _stale(snapshot, plan):
-            offered.add(validation)
-            args = ProposeArgs(
-                resource_id=placement.resource.id,
-                validation=validation,
-                paths=(placement.logical_path,),
-            )
-            title = (
-                f"Propose again with {validation} ({_name(plan)} no longer fits "
-                f"{placement.logical_path})"
-            )
-            yield action(title, PROPOSE_FIX, args)
+            stale[validation] = plan
+    return stale
+
+
+def _proposed_again(snapshot: Snapshot, stale: Mapping[str, Plan]) -> Iterable[types.CodeAction]:
+    """ "Propose again" for each of those: one per validation, however many."""
+    placement = snapshot.placement
+    if placement is None:
+        return
+    for validation, plan in stale.items():
+        args = ProposeArgs(
+            resource_id=placement.resource.id,
+            validation=validation,
+            paths=(placement.logical_path,),
+        )
+        title = (
+            f"Propose again with {validation} ({_name(plan)} no longer fits "
+            f"{placement.logical_path})"
+        )
+        yield action(title, PROPOSE_FIX, args)
 
 
 def _touching(snapshot: Snapshot) -> Iterable[Plan]:

@@ -8,6 +8,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import replace
 from datetime import timedelta
+from pathlib import Path
 
 import pytest
 from lsprotocol import types
@@ -32,6 +33,7 @@ from tests.support.edit_text import apply_edits
 from tests.support.factories import finding, result
 from tests.unit.lsp.fakes import (
     NOW,
+    RESOURCE,
     FakeBackend,
     FakeEditor,
     Files,
@@ -254,11 +256,30 @@ async def test_a_file_changed_on_disk_since_the_preview_is_a_conflict() -> None:
     assert "Propose again" in editor.messages()[0]
 
 
-async def test_a_path_outside_every_known_resource_is_refused() -> None:
-    elsewhere = modify("../b.py", BASE, [], FIXED)
-    answer, editor = await apply(scripted(changes=[elsewhere]), Files(disk={"a.py": BASE}))
-    assert answer == {"applied": False}
-    assert editor.messages() == ["Plan “ruff fix”: ../b.py is not in a known resource."]
+async def test_a_target_a_symlink_leads_out_of_the_root_is_refused(tmp_path: Path) -> None:
+    """A backend is a peer: a path it names that resolves outside the
+    resource (or into .git) gets one message, and the editor no edit."""
+    root, outside = tmp_path / "r", tmp_path / "outside"
+    (root / ".git").mkdir(parents=True)
+    outside.mkdir()
+    (root / "link").symlink_to(outside)
+    (root / "git").symlink_to(root / ".git")
+    for path, why in [
+        ("link/a.py", "a symlink leads out of the resource root"),
+        ("git/config", "a symlink leads into .git or onto the root"),
+    ]:
+        drop = TextEdit(location=replace(DROP_IMPORT.location, path=path), new_text="")
+        backend = scripted(changes=[modify(path, BASE, [drop], FIXED)])
+        backend_calls, editor = calls(backend)
+        shot = snapshot(files=Files(disk={path: BASE}), backend=backend)
+        shot = replace(shot, resources=[RESOURCE.model_copy(update={"root": str(root)})])
+        answer = await Plans(editor, backend_calls).apply(shot, PlanArgs(plan_id="P1"))
+        assert answer == {"applied": False}
+        assert editor.messages() == [
+            f"Plan “ruff fix” was not applied: plan target {path!r} refused: {why} (a plan "
+            "may only change files inside its resource, outside .git). Nothing was written."
+        ]
+        assert editor.edits == [] and recorded(backend) == []
 
 
 async def test_the_editor_declining_leaves_the_plan_open() -> None:
@@ -349,6 +370,13 @@ def test_a_plan_that_no_longer_fits_the_file_is_offered_only_to_propose_again() 
         "Propose again with ruff (plan “ruff fix” (ruff, 1 file, #1111) no longer fits a.py)",
         "Cancel plan “ruff fix” (ruff, 1 file, #1111)",
         "Cancel plan “ruff fix” (ruff, 1 file, #2222)",
+    ]
+    # On a ruff finding, "Propose again" stands for "Propose fix" (the same command).
+    shown = result("ruff", findings=[finding("a.py", 0, 0, "unused")])
+    on_finding = replace(saved_since, held=snapshot("x = 1\n", results=[shown]).held)
+    proposals = [t for t in titles(on_finding) if t.startswith("Propose")]
+    assert proposals == [
+        "Propose again with ruff (plan “ruff fix” (ruff, 1 file, #1111) no longer fits a.py)"
     ]
     unsaved = edited(fitting, "x = 1\n")  # typed, not saved: the plan still fits the file
     assert "Apply plan “ruff fix” (ruff, 1 file, #1111)" in titles(unsaved)

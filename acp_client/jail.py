@@ -1,5 +1,11 @@
 """The path jail for plan targets: every file a plan writes stays in its root.
 
+One rule for both sides of the contract: the backend checks every path it
+writes, the contract refuses a change path that is not clean
+(``FileChange``, ``FileEdit``), and the language server checks where each
+target resolves before it sends the editor an edit (a remote backend is a
+peer, not a trusted part of the editor).
+
 Refused: empty, absolute or drive paths, backslashes, ``..``, anything in
 ``.git``, and a path that (symlinks resolved) leads out of the root or into
 its ``.git``. A symlink that stays inside is followed: the file it points
@@ -24,17 +30,26 @@ def _refuse(path: str, why: str) -> OutsideRoot:
     )
 
 
-def check_relative(path: str) -> str:
-    """``path`` if it is a clean POSIX path relative to a root (no file system look-up)."""
+def why_refused(path: str) -> str | None:
+    """Why ``path`` is not a clean POSIX path relative to a root, or None
+    when it is (no file system look-up)."""
     if not path or path.startswith("/") or _DRIVE.match(path) or "\\" in path or "\0" in path:
-        raise _refuse(path, "not a relative POSIX path")
+        return "not a relative POSIX path"
     parts = path.split("/")
     if ".." in parts:
-        raise _refuse(path, "it climbs out with '..'")
+        return "it climbs out with '..'"
     if any(part.lower() == ".git" for part in parts):
-        raise _refuse(path, "it lies in .git")
+        return "it lies in .git"
     if any(part in ("", ".") for part in parts):
-        raise _refuse(path, "it is not in normal form")
+        return "it is not in normal form"
+    return None
+
+
+def check_relative(path: str) -> str:
+    """``path`` if it is clean (``why_refused``); ``OutsideRoot`` otherwise."""
+    why = why_refused(path)
+    if why is not None:
+        raise _refuse(path, why)
     return path
 
 
