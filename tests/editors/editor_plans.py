@@ -5,7 +5,10 @@ and a "Propose fix" whose sandbox stays for the editor to preview."""
 from __future__ import annotations
 
 import asyncio
+import json
+import os
 import subprocess
+import tempfile
 from pathlib import Path
 
 from editor_harness import BIN, EDITOR_TIMEOUT_S, DemoProject
@@ -85,3 +88,40 @@ def propose_fix(project: DemoProject, validation: str = "ruff") -> Path:
         if line.strip().startswith("sandbox:")
     )
     return Path(sandbox)
+
+
+def create_plan(project: DemoProject, diff: str, title: str) -> str:
+    """``acp-backend plan create``: ``diff`` (a unified diff, paths relative
+    to the demo's root) submitted as a plan on the demo, not applied.
+    Returns the plan's id."""
+    handle, name = tempfile.mkstemp(suffix=".diff", dir=project.root.parent)
+    diff_file = Path(name)
+    os.close(handle)
+    diff_file.write_text(diff, encoding="utf-8")
+    done = _backend(
+        project, "plan", "create", project.root.name, "--diff", str(diff_file), "--title", title
+    )
+    (plan_id,) = (
+        line.split()[1].rstrip(":") for line in done.splitlines() if line.startswith("plan ")
+    )
+    return plan_id
+
+
+def plan_list(project: DemoProject) -> list[dict[str, object]]:
+    """Every plan of the demo's data dir, as ``acp-backend plan list --json`` prints them."""
+    plans = json.loads(_backend(project, "plan", "list", "--json"))["plans"]
+    assert isinstance(plans, list), plans
+    return plans
+
+
+def _backend(project: DemoProject, *args: str) -> str:
+    done = subprocess.run(
+        [str(BIN / "acp-backend"), "--data-dir", str(project.data_dir), *args],
+        env=project.env,
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=EDITOR_TIMEOUT_S,
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    return done.stdout
