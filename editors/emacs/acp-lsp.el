@@ -19,12 +19,28 @@ Append \"--data-dir\" DIR, or \"--acp\" URL \"--token-file\" FILE, to use
 another backend."
   :type '(repeat string))
 
+(defvar eglot-server-programs)
+(defvar acp-lsp-major-modes)
+
+(defun acp-lsp--register-eglot ()
+  "Make eglot start acp-lsp in `acp-lsp-major-modes' (once eglot is loaded)."
+  (when (boundp 'eglot-server-programs)
+    (setq eglot-server-programs
+          (cons (cons acp-lsp-major-modes #'acp-lsp--contact)
+                (seq-remove (lambda (entry) (eq (cdr-safe entry) #'acp-lsp--contact))
+                            eglot-server-programs)))))
+
 (defcustom acp-lsp-major-modes '(python-mode python-ts-mode conf-toml-mode toml-ts-mode)
   "Major modes whose buffers acp-lsp serves.
 Validations cover any file of a registered resource: add the modes of the
-files your acp.toml validates.  TOML is there for acp.toml itself, where
-results without a file location are shown."
-  :type '(repeat symbol))
+files your acp.toml validates, e.g. `js-mode' and `sh-mode' for eslint and
+shellcheck.  TOML is there for acp.toml itself, where results without a
+file location are shown.  Set it with `customize-set-variable' (or `setq'
+before this file loads) so that eglot sees the change."
+  :type '(repeat symbol)
+  :set (lambda (symbol value)
+         (set-default symbol value)
+         (acp-lsp--register-eglot)))
 
 (defcustom acp-lsp-settings nil
   "Server settings (the `acp' section) as a plist, e.g. (:runOn \"change\").
@@ -78,9 +94,9 @@ else $ACP_DATA_DIR, else $XDG_DATA_HOME/acp-lsp, else ~/.local/share/acp-lsp."
 (defun acp-lsp--owner (file candidates root-of)
   "The one of CANDIDATES that a sandbox FILE joins.
 One whose root (ROOT-OF gives it) holds the acp.toml the sandbox's is a
-copy of, else the first.  Any acp-lsp places the copy in the session of the plan's resource
-\(the backend says which); this keeps it with its own project when several
-are open."
+copy of, else the first.  Any acp-lsp places the copy in the session of
+the plan's resource (the backend says which); this keeps it with its own
+project when several are open."
   (or (seq-find (lambda (candidate)
                   (acp-lsp--same-config-p file (funcall root-of candidate)))
                 candidates)
@@ -133,7 +149,7 @@ project: open a file of the project first" buffer-file-name))
 ;;;; eglot.  Eglot runs one server per buffer: in these modes acp-lsp
 ;;;; replaces any other language server eglot would start.
 (with-eval-after-load 'eglot
-  (add-to-list 'eglot-server-programs (cons acp-lsp-major-modes #'acp-lsp--contact)))
+  (acp-lsp--register-eglot))
 
 ;;;; lsp-mode.  An add-on client: it runs next to the mode's usual server.
 ;;;; A sandbox copy opens in the running acp-lsp workspace (the one last
