@@ -49,6 +49,27 @@ class Profile:
         offered = general.position_encodings if general is not None else None
         return [encoding_name(e) for e in offered] if offered else ["utf-16"]
 
+    @property
+    def hover_formats(self) -> list[str]:
+        """The hover content formats the client announces, preferred first."""
+        text = self.capabilities.text_document
+        hover = text.hover if text is not None else None
+        formats = hover.content_format if hover is not None else None
+        return [encoding_name(f) for f in formats or ()]
+
+
+def plaintext_hover(profile: Profile) -> Profile:
+    """``profile`` announcing plain text as its only hover content format."""
+    base = profile.capabilities
+    text = base.text_document or types.TextDocumentClientCapabilities()
+    hover = text.hover or types.HoverClientCapabilities()
+    plain = attrs.evolve(hover, content_format=[types.MarkupKind.PlainText])
+    return Profile(
+        f"{profile.name}, plain-text hover",
+        attrs.evolve(base, text_document=attrs.evolve(text, hover=plain)),
+        profile.workspace_folders,
+    )
+
 
 CLIENTS = Path(__file__).with_name("clients")
 """Recorded profiles of clients pytest-lsp has none for (JSON, with their source)."""

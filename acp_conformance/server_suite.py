@@ -24,7 +24,7 @@ from acp_client.paths import CONFIG_FILE, path_to_uri
 from acp_client.text import split_lines
 from acp_conformance.kit import Kit
 from acp_conformance.lsp_session import Session, spec_warnings, start
-from acp_conformance.profiles import profiles
+from acp_conformance.profiles import Profile, plaintext_hover, profiles
 from acp_conformance.scratch import INFORMATIONAL, PASSING, REQUIRED, SAMPLE, TOGGLE
 
 TARGETS = {
@@ -33,6 +33,9 @@ TARGETS = {
     TOGGLE: "toggle_target",
 }
 SEVERITY = types.DiagnosticSeverity
+MARKDOWN, PLAINTEXT = types.MarkupKind.Markdown, types.MarkupKind.PlainText
+REQUIRED_MESSAGE = "required fails"  # conf-required's finding (scratch_files/emit.py)
+MARKDOWN_MARKUP = ("**", "```", "](")
 
 
 @pytest.fixture(scope="module", params=list(profiles()))
@@ -50,17 +53,21 @@ def session(
     # It declares validations but is in no resource: the user must be told.
     unregistered = tmp_path_factory.mktemp(f"unregistered-{profile.name}")
     (unregistered / CONFIG_FILE).write_text("# not registered with the backend\n", "utf-8")
+    session = launch(kit, profile, root, unregistered)
+    session.open(root / CONFIG_FILE, "toml")
+    yield session
+    close(kit, session)
+
+
+def launch(kit: Kit, profile: Profile, root: Path, unregistered: Path | None = None) -> Session:
+    """The server under test, initialised as ``profile`` with ``root`` (and
+    ``unregistered``) as workspace folders, and sample.py open."""
+    folders = [root] if unregistered is None else [root, unregistered]
     argv = kit.options.server_argv(kit.data_dir)
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always", LspSpecificationWarning)
         client, requests, answer = kit.run(
-            start(
-                argv,
-                profile,
-                timeout_s=kit.options.timeout,
-                folders=[root, unregistered],
-                root=root,
-            )
+            start(argv, profile, timeout_s=kit.options.timeout, folders=folders, root=root)
         )
     session = Session(
         client,
@@ -74,13 +81,16 @@ def session(
         requests,
     )
     session.open(root / SAMPLE, "python")
-    session.open(root / CONFIG_FILE, "toml")
-    yield session
+    return session
+
+
+def close(kit: Kit, session: Session) -> None:
+    """shutdown and exit unless a check did, then stop the client."""
     if session.exited is None:
         try:
             kit.run(asyncio.wait_for(session.shutdown(), 5))
         except Exception as exc:  # the shutdown check reports it; the next profile must run
-            warnings.warn(f"{profile.name}: shutdown failed: {exc}", stacklevel=1)
+            warnings.warn(f"{session.profile.name}: shutdown failed: {exc}", stacklevel=1)
     kit.run(session.stop())
 
 
@@ -242,6 +252,63 @@ def test_hover(session: Session) -> None:
     converter = default_converter()  # type: ignore[no-untyped-call]
     contents = json.dumps(converter.unstructure(hover.contents))
     assert "required fails" in contents or REQUIRED in contents, f"hover says {contents:.200}"
+
+
+def test_hover_markup(session: Session, kit: Kit) -> None:
+    """Hover on a finding: Markdown to a client that takes it, plain text to one that does not."""
+    if not session.capabilities.hover_provider:
+        pytest.skip("the server does not advertise hover (no hoverProvider)")
+    formats = session.profile.hover_formats
+    if MARKDOWN in formats:
+        contents = finding_hover(session)
+        assert contents.kind == MARKDOWN, (
+            f"{session.profile.name}: hover is {contents.kind.value} for a client whose "
+            f"contentFormat is {formats}: {contents.value[:160]!r}"
+        )
+        # The same editor announcing plain text only, on a server of its own.
+        plain = launch(kit, plaintext_hover(session.profile), session.root)
+        try:
+            if plain.capabilities.hover_provider:
+                check_plaintext(finding_hover(plain), plain.profile.name)
+        finally:
+            close(kit, plain)
+    else:
+        check_plaintext(finding_hover(session), session.profile.name)
+
+
+def finding_hover(session: Session) -> types.MarkupContent:
+    """The hover on conf-required's finding, once it is shown; a MarkupContent
+    that holds its message."""
+    sample = session.root / SAMPLE
+    session.run(session.wait_shown(sample, lambda s: bool(of(s, REQUIRED)), REQUIRED))
+    line, text, begin, _ = target(session.root, REQUIRED)
+    position = types.Position(line, units(text[:begin], session.encoding))
+    params = types.HoverParams(types.TextDocumentIdentifier(path_to_uri(str(sample))), position)
+    deadline = time.monotonic() + session.timeout
+    while True:  # what the server knows of the line may come after the diagnostic
+        request = session.client.text_document_hover_async(params)
+        hover = session.run(asyncio.wait_for(request, session.timeout))
+        if hover is not None or time.monotonic() > deadline:
+            break
+        time.sleep(0.1)
+    assert hover is not None, f"{session.profile.name}: no hover on a finding"
+    contents = hover.contents
+    assert isinstance(contents, types.MarkupContent), (
+        f"{session.profile.name}: hover contents are {type(contents).__name__}, not MarkupContent"
+    )
+    assert REQUIRED_MESSAGE in contents.value, (
+        f"{session.profile.name}: hover lacks the finding's message "
+        f"{REQUIRED_MESSAGE!r}: {contents.value[:160]!r}"
+    )
+    return contents
+
+
+def check_plaintext(contents: types.MarkupContent, name: str) -> None:
+    assert contents.kind == PLAINTEXT, (
+        f"{name}: hover is {contents.kind.value} for a plain-text client: {contents.value[:160]!r}"
+    )
+    markup = [mark for mark in MARKDOWN_MARKUP if mark in contents.value]
+    assert not markup, f"{name}: plain-text hover has Markdown {markup}: {contents.value[:160]!r}"
 
 
 def test_code_actions(session: Session) -> None:

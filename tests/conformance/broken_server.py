@@ -4,7 +4,9 @@
 ``stdout`` prints a line to stdout before speaking LSP; ``severity`` shows
 failed informational results as Errors; ``utf16`` counts UTF-16 columns in
 code points (wrong after an astral character such as an emoji); ``spec``
-asks ``workspace/configuration`` of clients that did not offer it.
+asks ``workspace/configuration`` of clients that did not offer it;
+``plaintext`` answers hover in plain text to every client, ``markdown`` in
+Markdown to every client.
 """
 
 from __future__ import annotations
@@ -46,6 +48,11 @@ def main(argv: list[str]) -> int:
         resolve = capabilities.ClientSupport.of
         capabilities.ClientSupport.of = lambda params: dataclasses.replace(  # type: ignore[method-assign]
             resolve(params), configuration=True
+        )
+    elif mode in ("plaintext", "markdown"):
+        resolve = capabilities.ClientSupport.of
+        capabilities.ClientSupport.of = lambda params: dataclasses.replace(  # type: ignore[method-assign]
+            resolve(params), hover_markdown=mode == "markdown"
         )
     else:
         raise SystemExit(f"unknown mode {mode!r}")

@@ -25,6 +25,7 @@ def test_acp_lsp_passes_in_every_profile(tmp_path: Path) -> None:
             "severity_table",
             "clears_on_pass",
             "completion",
+            "hover_markup",
             "clean_shutdown",
             "no_stdout_noise",
         ):
@@ -45,6 +46,8 @@ def test_acp_lsp_passes_in_every_profile(tmp_path: Path) -> None:
             "vscode or emacs",
             {"positions[vscode-conf-required]", "positions[vscode-conf-informational]"},
         ),
+        ("plaintext", "vscode", {"hover_markup[vscode]"}),  # to a Markdown client
+        ("markdown", "vscode", {"hover_markup[vscode]"}),  # to a plain-text one
     ],
 )
 def test_a_broken_server_fails_exactly_there(

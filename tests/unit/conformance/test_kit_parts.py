@@ -17,6 +17,7 @@ from acp_client.schema import render
 from acp_conformance import schema
 from acp_conformance.lsp_session import frame_problems, kit_converter
 from acp_conformance.options import KitOptions, base_url
+from acp_conformance.profiles import plaintext_hover, profiles
 from acp_conformance.report import FAIL, PASS, SKIP, Check, Report, _failure
 from acp_conformance.scratch import VALIDATIONS, write_scratch
 
@@ -154,3 +155,14 @@ def test_a_code_action_with_a_command_stays_a_code_action() -> None:
         {"title": "Run", "command": "acp.run"}, types.Command | types.CodeAction
     )
     assert isinstance(command, types.Command)
+
+
+def test_a_plain_text_hover_profile_changes_only_the_hover_format() -> None:
+    vscode = profiles()["vscode"]
+    plain = plaintext_hover(vscode)
+    assert vscode.hover_formats == ["markdown", "plaintext"]
+    assert plain.hover_formats == ["plaintext"]
+    assert (plain.encodings, plain.can_pull) == (vscode.encodings, vscode.can_pull)
+    text, before = plain.capabilities.text_document, vscode.capabilities.text_document
+    assert text is not None and before is not None and text.completion == before.completion
+    assert plain.name == "vscode, plain-text hover"
