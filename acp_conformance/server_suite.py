@@ -242,6 +242,8 @@ def test_hover(session: Session) -> None:
     """Hover on a finding says what the platform knows about it."""
     if not session.capabilities.hover_provider:
         pytest.skip("the server does not advertise hover")
+    sample = session.root / SAMPLE  # shown first: this check may run on its own
+    session.run(session.wait_shown(sample, lambda s: bool(of(s, REQUIRED)), REQUIRED))
     line, text, begin, _ = target(session.root, REQUIRED)
     position = types.Position(line, units(text[:begin], session.encoding))
     document = types.TextDocumentIdentifier(path_to_uri(str(session.root / SAMPLE)))
