@@ -14,6 +14,7 @@ import asyncio
 import contextlib
 import logging
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -35,6 +36,19 @@ OUTPUT_CAP = 64 * 1024 * 1024
 SECRET_ENV = frozenset({TOKEN_ENV})
 _CHUNK = 64 * 1024
 _DRAIN_GRACE = 2.0  # seconds to finish reading once the process group is dead
+
+
+# Terminal control sequences a tool that colours even when piped writes:
+# CSI (SGR colours, cursor moves, erasing), OSC (titles, hyperlinks) and the
+# two-byte escapes. They are never part of what a finding says.
+_ESCAPES = re.compile(r"\x1b(?:\[[0-?]*[ -/]*[@-~]|\][^\x07\x1b]*(?:\x07|\x1b\\)|[@-Z\\-_])")
+
+
+def output_text(data: bytes) -> str:
+    """A tool's output as text: invalid UTF-8 replaced, never fatal, and
+    terminal escape sequences removed (the usual output has none: one scan)."""
+    text = data.decode("utf-8", "replace")
+    return _ESCAPES.sub("", text) if "\x1b" in text else text
 
 
 class Ending(StrEnum):
@@ -242,8 +256,7 @@ class _Capture:
                 pipe.close()
 
     def text(self, fd: int) -> str:
-        """Invalid UTF-8 is replaced, never fatal."""
-        return b"".join(self._chunks[fd]).decode("utf-8", "replace")
+        return output_text(b"".join(self._chunks[fd]))
 
 
 class _Stream(asyncio.Protocol):

@@ -23,6 +23,7 @@ from acp_backend.validation.runner import (
     OUTPUT_CAP,
     Ending,
     ProcessOutcome,
+    output_text,
     run_command,
     validator_environment,
 )
@@ -155,7 +156,7 @@ async def _run(
                        f"{exc.strerror}")  # fmt: skip
     if len(data) > output_cap:
         return replace(process, ending=Ending.OUTPUT_TOO_LARGE)
-    return replace(process, stdout=data.decode("utf-8", "replace"))
+    return replace(process, stdout=output_text(data))
 
 
 async def judge_bounded(
