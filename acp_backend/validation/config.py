@@ -118,6 +118,9 @@ class JsonMapping:
     fields: Mapping[str, str]
     severities: Mapping[str, str] = field(default_factory=dict)
     one_based_lines: bool = True
+    failures: str | None = None  # records saying the tool could not check something
+    failure_message: str = "reason"
+    failure_path: str | None = None
 
 
 @dataclass(frozen=True)
@@ -206,7 +209,8 @@ def _glob_regex(glob: str) -> re.Pattern[str]:
 _Unit = Literal["utf-16", "code-points", "bytes", "display"]
 _Level = Literal["error", "warning", "info", "hint"]
 _MAPPED_FIELDS = (
-    "path", "line", "column", "end_line", "end_column", "message", "detail", "code", "severity"
+    "path", "line", "column", "end_line", "end_column", "message", "detail", "code", "severity",
+    "rule_description", "help_uri",
 )  # fmt: skip
 
 
@@ -232,11 +236,24 @@ class _Mapping(BaseModel):
     detail: str | None = Field(default=None, description="Appended to the message when present")
     code: str | None = Field(default=None, description="The rule's id")
     severity: str | None = Field(default=None, description="The tool's own level")
+    rule_description: str | None = Field(default=None, description="What the rule checks")
+    help_uri: str | None = Field(default=None, description="Where the rule is documented")
     severities: dict[str, _Level] = Field(
         default_factory=dict,
         description="The tool's levels (`2`, `style`) to error, warning, info or hint",
     )
     one_based_lines: bool = Field(default=True, description="false for 0-based lines")
+    failures: str | None = Field(
+        default=None,
+        description="Selects records saying the tool could not check something (bandit's "
+        "`errors[]`): the result is an error quoting them, with the findings it did report",
+    )
+    failure_message: str = Field(
+        default="reason", description="A failure record's words, relative to it"
+    )
+    failure_path: str | None = Field(
+        default=None, description="A failure record's file, put before its words"
+    )
 
 
 class _Suppress(BaseModel):
@@ -573,7 +590,15 @@ def _json_mapping(declared: _Mapping | None) -> JsonMapping | None:
         for name in _MAPPED_FIELDS
         if (selector := getattr(declared, name)) is not None
     }
-    return JsonMapping(declared.findings, fields, declared.severities, declared.one_based_lines)
+    return JsonMapping(
+        declared.findings,
+        fields,
+        declared.severities,
+        declared.one_based_lines,
+        declared.failures,
+        declared.failure_message,
+        declared.failure_path,
+    )
 
 
 DECLARATION: type[BaseModel] = _Declaration

@@ -139,14 +139,47 @@ def test_pyright_json_zero_based_utf16(results: dict[str, ValidationResult], pro
     assert at is not None and at.end_character == 21  # after '"😀中文" + "x"'
 
 
-def test_bandit_sarif_in_bytes_and_its_skipped_file_is_an_error(
+def test_bandit_json_in_bytes_and_its_skipped_file_is_an_error(
     results: dict[str, ValidationResult], project: Path
 ) -> None:
     bandit = results["bandit"]
-    # bandit exits 0 after skipping a file it cannot parse: only SARIF says so.
+    # bandit skips a file it cannot parse: its JSON's `errors` say so.
     assert bandit.outcome is ResultOutcome.ERROR and not bandit.passed
-    assert "broken/broken.py:1: syntax error while parsing AST" in bandit.message
-    starts(project, find(bandit, "B307", "py/sample.py", 4), *EVAL)  # findings still kept
+    assert "broken/broken.py: syntax error while parsing AST from file" in bandit.message
+    eval_call = find(bandit, "B307", "py/sample.py", 4)  # findings still kept
+    starts(project, eval_call, *EVAL)
+    assert eval_call.help_uri is not None and "b307" in eval_call.help_uri.lower()
+    assert eval_call.rule_description == "blacklist"
+
+
+MULTI_LINE = """def check(url):
+    assert (
+        url.password
+        == "hunter2"
+    )
+"""
+
+
+def test_bandit_places_a_finding_in_a_multi_line_expression_on_its_own_line(
+    tmp_path: Path,
+) -> None:
+    """Issue 27, item 9: bandit's SARIF puts B105 on the first line of the
+    comparison (line 3); its JSON, which the preset reads, on the string's."""
+    (tmp_path / "t.py").write_text(MULTI_LINE, encoding="utf-8")
+    (config,) = parse_config(preset("bandit"))
+    result = asyncio.run(run_validation(config, RunTarget("r", tmp_path, "run")))
+    found = find(result, "B105", "t.py", 3)  # 0-based: line 4, where "hunter2" is
+    assert place(tmp_path, found)[0].startswith('"hunter2"'), place(tmp_path, found)
+    sarif = subprocess.run(
+        ["bandit", "--quiet", "--format", "sarif", "t.py"],
+        cwd=tmp_path,
+        env=validator_environment(),
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    (b105,) = [r for r in json.loads(sarif.stdout)["runs"][0]["results"] if r["ruleId"] == "B105"]
+    assert b105["locations"][0]["physicalLocation"]["region"]["startLine"] == 3  # 1-based
 
 
 def test_semgrep_sarif_in_bytes_with_placeholders_rendered(

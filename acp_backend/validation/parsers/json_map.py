@@ -1,12 +1,14 @@
 """``json``: a tool's native JSON, read through the validation's ``mapping``.
 
 ``findings`` selects the records: names separated by dots, ``[]`` for each
-element of an array, ``[N]`` for one (``"[].messages[]"``: each message of
-each file of eslint's report). The other selectors are relative to a record;
+element of an array, ``[N]`` for one (``[-1]``: the last) (``"[].messages[]"``:
+each message of each file of eslint's report). The other selectors are relative to a record;
 each leading ``^`` steps up to the enclosing object (``"^filePath"``). A
 document that is not one JSON value is read as JSON lines (mypy ``-O json``).
 Ends are exclusive; lines are 1-based unless the mapping says
 ``one_based_lines = false``, columns follow ``one_based_columns``.
+Records ``failures`` selects (files the tool could not check) make the
+result an error quoting them, after the findings.
 """
 
 from __future__ import annotations
@@ -18,10 +20,18 @@ from typing import Any
 
 from acp_backend.validation.config import ColumnUnit, JsonMapping
 from acp_backend.validation.parsers.sarif import load_json
-from acp_backend.validation.raw import OutputError, RawFinding, clip, iter_lines, severity_from_word
+from acp_backend.validation.raw import (
+    OutputError,
+    RawFinding,
+    ToolFailure,
+    clip,
+    iter_lines,
+    severity_from_word,
+)
 
-_TOKEN = re.compile(r"\^|\[\]|\[(\d+)\]|[^.\[\]^]+|\.")
+_TOKEN = re.compile(r"\^|\[\]|\[(-?\d+)\]|[^.\[\]^]+|\.")
 _MISSING = object()
+_MAX_FAILURES = 5  # failure records quoted in the result's message
 
 
 def parse_json_map(
@@ -29,7 +39,9 @@ def parse_json_map(
 ) -> Iterator[RawFinding]:
     base = 1 if one_based_columns else 0
     line_base = 1 if mapping.one_based_lines else 0
-    for record, parents in _records(_documents(text), _tokens(mapping.findings)):
+    # Read twice only when there are failures to look for (JSON lines stream).
+    documents = list(_documents(text)) if mapping.failures else _documents(text)
+    for record, parents in _records(iter(documents), _tokens(mapping.findings)):
         value = _Getter(record, parents)
         message = _text(value(mapping.fields.get("message")))
         detail = _text(value(mapping.fields.get("detail")))
@@ -49,7 +61,25 @@ def parse_json_map(
             unit=unit or ColumnUnit.CODE_POINTS,
             code=_text(value(mapping.fields.get("code"))) or None,
             severity=severity_from_word(mapping.severities.get(severity, severity)),
+            rule_description=_text(value(mapping.fields.get("rule_description"))) or None,
+            help_uri=_text(value(mapping.fields.get("help_uri"))) or None,
         )
+    if isinstance(documents, list):
+        _raise_failures(documents, mapping)
+
+
+def _raise_failures(documents: list[Any], mapping: JsonMapping) -> None:
+    assert mapping.failures is not None
+    said = []
+    for record, parents in _records(iter(documents), _tokens(mapping.failures)):
+        value = _Getter(record, parents)
+        words = _text(value(mapping.failure_message)) or _text(record) or "(no reason given)"
+        path = _text(value(mapping.failure_path))
+        said.append(clip(f"{path}: {words}" if path else words))
+    if said:
+        shown = said[:_MAX_FAILURES]
+        more = f"; and {len(said) - len(shown)} more" if len(said) > len(shown) else ""
+        raise ToolFailure(f"the tool could not check everything: {'; '.join(shown)}{more}")
 
 
 def _documents(text: str) -> Iterator[Any]:
@@ -94,7 +124,7 @@ def _walk(value: Any, tokens: list[str], parents: list[Any]) -> Iterator[tuple[A
 def _step(value: Any, token: str) -> Any:
     if token.startswith("[") and isinstance(value, list):
         index = int(token[1:-1])
-        return value[index] if index < len(value) else _MISSING
+        return value[index] if -len(value) <= index < len(value) else _MISSING
     if isinstance(value, dict):
         return value.get(token, _MISSING)
     return _MISSING

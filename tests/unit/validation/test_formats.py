@@ -76,6 +76,48 @@ def test_a_json_mapping_reads_json_lines(tmp_path: Path) -> None:
     assert [f.message for f in verdict.findings] == ["one", "two"]
 
 
+FAILING = """format = "json"
+[validations.mapping]
+findings = "results[]"
+path = "file"
+line = "lines[0]"
+end_line = "lines[-1]"
+column = "col"
+end_column = "end"
+message = "text"
+rule_description = "about"
+help_uri = "docs"
+failures = "errors[]"
+failure_path = "file"
+"""
+
+
+def test_a_json_mapping_reads_the_last_element_rules_and_the_files_the_tool_skipped(
+    tmp_path: Path,
+) -> None:
+    (tmp_path / "a.py").write_text("x = 1\ny = 2\nz = 3\n", encoding="utf-8")
+    record = (
+        '{"file": "a.py", "lines": [1, 2, 3], "col": 1, "end": 2, "text": "t", '
+        '"about": "what it checks", "docs": "https://x.test/r"}'
+    )
+    output = (
+        f'{{"results": [{record}], "errors": [{{"file": "b.py", "reason": "cannot parse"}},'
+        ' {"reason": "out of memory"}]}'
+    )
+    verdict = judge(declared(FAILING), exited(output, status=0), tmp_path)
+    (finding,) = verdict.findings  # kept, though the result is an error
+    assert finding.location == Location(
+        path="a.py", line=0, character=0, end_line=2, end_character=1
+    )
+    assert (finding.rule_description, finding.help_uri) == ("what it checks", "https://x.test/r")
+    assert verdict.outcome is ResultOutcome.ERROR and not verdict.passed
+    assert verdict.message.startswith(
+        "the tool could not check everything: b.py: cannot parse; out of memory"
+    )
+    clean = judge(declared(FAILING), exited('{"results": [], "errors": []}', status=0), tmp_path)
+    assert clean.passed and clean.outcome is ResultOutcome.COMPLETED
+
+
 def run(root: Path, body: str) -> ValidationResult:
     (config,) = parse_config(f'[[validations]]\nname = "v"\nmode = "required"\n{body}\n')
     return asyncio.run(run_validation(config, RunTarget("r", root, "run")))
