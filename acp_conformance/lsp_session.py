@@ -55,6 +55,22 @@ def kit_converter() -> Converter:
     return converter
 
 
+NOT_REGISTERED = "is not in a registered resource"
+
+
+def mismatched_backend(said: list[str]) -> str:
+    """Why a server may show nothing: it says the kit's scratch folder is not
+    registered, so it reached another backend than the kit's."""
+    if not any(NOT_REGISTERED in message for message in said):
+        return ""
+    return (
+        "the server under test says the kit's scratch folder is not registered: it "
+        "reached another backend than the kit's. Give it the kit's backend in "
+        "--server-command: '--data-dir {data_dir}' (local mode) or "
+        "'--acp {acp} --token-file {token_file}' (server mode). "
+    )
+
+
 class RecordingReader:
     """The server's stdout as pygls reads it, with every byte kept."""
 
@@ -205,7 +221,8 @@ class Session:
                 brief = [f"{d.source} {d.range.start.line}: {d.message}" for d in shown]
                 said = f"; the server said: {self.said()}" if self.said() else ""
                 raise AssertionError(
-                    f"{what} not shown on {path.name} in time; shown: {brief}{said}"
+                    mismatched_backend(self.said())
+                    + f"{what} not shown on {path.name} in time; shown: {brief}{said}"
                 )
             await asyncio.sleep(0.1)
 

@@ -96,3 +96,21 @@ def test_acp_lsp_passes_through_a_served_backend(tmp_path: Path) -> None:
         server.stop()
     assert run.status == 0, run.output[-3000:]
     assert run.outcomes()["severity_table[lsp4ij]"] == "pass"
+
+
+def test_a_server_that_reached_another_backend_is_told_how_to_reach_the_kits(
+    tmp_path: Path,
+) -> None:
+    """Issue 27 (12): ``--server-command acp-lsp`` without ``{data_dir}``: the
+    server uses its own default data dir, where the kit's folder is not
+    registered. The failure says so and how to pass the kit's backend."""
+    elsewhere = tmp_path / "elsewhere"  # the server's default data dir, not the kit's
+    command = f"env XDG_DATA_HOME={elsewhere} {sys.executable} -m lsp_server"
+    run = run_kit(
+        tmp_path / "kit", "--acp-conformance=server", "--server-command", command,
+        "-k", "push_or_pull and vscode", timeout_s=5,
+    )  # fmt: skip
+    assert run.status == 1, run.output[-3000:]
+    reasons = " ".join(run.reason(check) for check in run.failed())
+    assert "reached another backend than the kit's" in reasons, reasons
+    assert "'--data-dir {data_dir}'" in reasons, reasons
