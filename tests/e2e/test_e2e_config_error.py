@@ -4,6 +4,7 @@ declarations in force before the break still run."""
 
 from __future__ import annotations
 
+import asyncio
 import sys
 from pathlib import Path
 
@@ -72,7 +73,14 @@ async def test_the_declarations_before_the_break_still_run(
     root = project(tmp_path / "app", {"acp.toml": VALID})
     await backend.register(root)
     session = await lsp("visual-studio-code", [root])  # runOn: save
-    await until(lambda: connected(session.client))  # its backend has read the valid file
+    await until(lambda: connected(session.client))
+    # Its backend has read the valid file once the session lists its validation
+    # (under load the listing can come after the save below otherwise).
+    query = types.WorkspaceSymbolParams(query="tests")
+    deadline = asyncio.get_running_loop().time() + 10
+    while not await session.client.workspace_symbol_async(query):
+        assert asyncio.get_running_loop().time() < deadline, "the validation was never listed"
+        await asyncio.sleep(0.05)
     toml = root / "acp.toml"
     session.open(toml, language="toml")
     session.save(toml, BROKEN, 2)
