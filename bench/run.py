@@ -340,19 +340,25 @@ async def burst(
 
         started = time.monotonic()
         wire.save(trigger)
-        pinger = asyncio.create_task(_ping(wire, pings)) if ping else None
+        stop = asyncio.Event()
+        pinger = asyncio.create_task(_ping(wire, pings, stop)) if ping else None
         await wire.wait(complete, seconds=600)
         timing["burst"] = time.monotonic() - started
         if pinger is not None:
+            # Python 3.11's wait_for can swallow a cancel that meets a reply:
+            # the flag ends the loop anyway, and awaiting it surfaces a failure.
+            stop.set()
             pinger.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await pinger
         held = rss_mib(wire)
 
     wire = await session(command, root, work)
     return timing["burst"], pings, wire, held
 
 
-async def _ping(wire: Wire, latencies: list[float]) -> None:
-    while True:
+async def _ping(wire: Wire, latencies: list[float], stop: asyncio.Event) -> None:
+    while not stop.is_set():
         started = time.monotonic()
         with contextlib.suppress(RuntimeError):  # MethodNotFound answers too
             await wire.request("bench/ping", None, seconds=30)
