@@ -10,6 +10,13 @@ seconds: then the group is killed and the answer is "no history" (a git
 that hung once is not asked again about that repository for
 ``HUNG_BACKOFF`` seconds). Answers are cached per repository, ``HEAD``
 commit, file, content and line: a commit, a checkout or an edit asks again.
+
+git runs from a worker thread (``subprocess``), not through asyncio's
+subprocess support: on Python 3.11 a task cancelled while
+``create_subprocess_exec`` is starting its process can wait for ever, and
+an editor that quits during a hover then left the server unable to exit
+(its shutdown cancels every task). A cancelled hover leaves the thread to
+finish within the time limit.
 """
 
 from __future__ import annotations
@@ -20,6 +27,7 @@ import logging
 import os
 import shutil
 import signal
+import subprocess
 import time
 from collections import OrderedDict
 from datetime import UTC, datetime, timedelta, timezone
@@ -163,47 +171,50 @@ class History:
     ) -> LineHistory | object | None:
         command = [git, "-C", root, "--no-pager", "blame", "--porcelain"]
         command += ["-L", f"{line + 1},{line + 1}", "--contents", "-", "--", path]
-        env = {name: value for name, value in os.environ.items() if name not in SECRET_ENV}
-        env.update(GIT_OPTIONAL_LOCKS="0", GIT_TERMINAL_PROMPT="0", LC_ALL="C")
-        try:
-            process = await asyncio.create_subprocess_exec(
-                *command,
-                stdin=asyncio.subprocess.PIPE,
-                stdout=asyncio.subprocess.PIPE,
-                stderr=asyncio.subprocess.DEVNULL,
-                env=env,
-                start_new_session=True,  # so that everything it started can be killed
-            )
-        except OSError as exc:
-            log.debug("git blame did not start: %s", exc)
-            return None
         data = text.encode("utf-8", "surrogatepass")
-        try:
-            output, _ = await asyncio.wait_for(process.communicate(data), BLAME_TIME_LIMIT)
-        except TimeoutError:
-            log.warning("git blame took over %s s in %s: no history", BLAME_TIME_LIMIT, root)
-            await _kill(process)
-            return _HUNG
-        except OSError as exc:
-            log.debug("git blame failed: %s", exc)
-            await _kill(process)
-            return None
-        except asyncio.CancelledError:  # with the hover
-            await _kill(process)
-            raise
-        if process.returncode != 0:
-            return None  # untracked, no commit yet, beyond the end...
-        return parse_porcelain(output.decode("utf-8", "replace"), path)
+        return await asyncio.to_thread(_run_blame, command, data, root, path)
+
+
+def _run_blame(
+    command: list[str], data: bytes, root: str, path: str
+) -> LineHistory | object | None:
+    env = {name: value for name, value in os.environ.items() if name not in SECRET_ENV}
+    env.update(GIT_OPTIONAL_LOCKS="0", GIT_TERMINAL_PROMPT="0", LC_ALL="C")
+    try:
+        process = subprocess.Popen(
+            command,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+            env=env,
+            start_new_session=True,  # so that everything it started can be killed
+        )
+    except OSError as exc:
+        log.debug("git blame did not start: %s", exc)
+        return None
+    try:
+        output, _ = process.communicate(data, timeout=BLAME_TIME_LIMIT)
+    except subprocess.TimeoutExpired:
+        log.warning("git blame took over %s s in %s: no history", BLAME_TIME_LIMIT, root)
+        _kill(process)
+        return _HUNG
+    except OSError as exc:
+        log.debug("git blame failed: %s", exc)
+        _kill(process)
+        return None
+    if process.returncode != 0:
+        return None  # untracked, no commit yet, beyond the end...
+    return parse_porcelain(output.decode("utf-8", "replace"), path)
 
 
 _HUNG = object()
 
 
-async def _kill(process: asyncio.subprocess.Process) -> None:
+def _kill(process: subprocess.Popen[bytes]) -> None:
     with contextlib.suppress(ProcessLookupError, PermissionError):
         if hasattr(os, "killpg"):
             os.killpg(process.pid, signal.SIGKILL)  # the group leader's pid is the group's id
         else:
             process.kill()
-    with contextlib.suppress(TimeoutError):
-        await asyncio.wait_for(process.wait(), 1.0)
+    with contextlib.suppress(subprocess.TimeoutExpired):
+        process.communicate(timeout=1.0)  # reaped, its pipes closed

@@ -5,6 +5,8 @@ or with a git that hangs."""
 from __future__ import annotations
 
 import os
+import subprocess
+import sys
 import time
 from datetime import UTC, datetime, timedelta, timezone
 from pathlib import Path
@@ -163,3 +165,36 @@ def test_porcelain_output_and_odd_input() -> None:
     assert parse_porcelain("") is None and parse_porcelain("garbage") is None
     odd = parse_porcelain(f"{sha} 1 1 1\nauthor-time soon\nauthor-tz +9\n")
     assert odd is not None and odd.authored_at is None
+
+
+SHUTDOWN = """
+import asyncio, sys
+from acp_backend.inspect.history import History
+
+async def main():
+    history = History()
+    for _ in range(5):  # blames starting when the loop ends
+        asyncio.ensure_future(history.line(sys.argv[1], "x = 1\\n", "sha", 0))
+    await asyncio.sleep(0)
+
+asyncio.run(main())  # cancels every task, as the server's shutdown does
+print("exited")
+"""
+
+
+def test_a_loop_that_ends_while_blames_start_still_ends(repo: Path, tmp_path: Path) -> None:
+    """An editor that quit during a hover left the server unable to exit:
+    on Python 3.11 a task cancelled while ``create_subprocess_exec`` starts
+    its process waits for ever, and ``asyncio.run`` waits for that task."""
+    script = tmp_path / "shutdown.py"
+    script.write_text(SHUTDOWN, encoding="utf-8")
+    root = Path(__file__).resolve().parents[3]
+    done = subprocess.run(
+        [sys.executable, str(script), str(repo / "src" / "app.py")],
+        env={**os.environ, "PYTHONPATH": str(root)},
+        capture_output=True,
+        text=True,
+        timeout=30,
+        check=False,
+    )
+    assert done.stdout.strip() == "exited", done.stderr
