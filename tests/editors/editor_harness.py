@@ -4,11 +4,14 @@ and the skip-outside-CI-only rule for missing editors."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import shutil
+import signal
 import subprocess
 import sys
+import time
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -169,12 +172,15 @@ def make_demo_project(tmp_path: Path) -> DemoProject:
 def run_editor(
     command: list[str], project: DemoProject, extra_env: dict[str, str]
 ) -> subprocess.CompletedProcess[str]:
-    """Run a headless editor in the demo project; a hang fails the test, never the suite."""
+    """Run a headless editor in the demo project; a hang fails the test, never
+    the suite. The servers it started must end with it: one still running
+    SERVER_EXIT_S after the editor quit fails the test (and is killed)."""
+    env = {**project.env, **extra_env}
     try:
-        return subprocess.run(
+        done = subprocess.run(
             command,
             cwd=project.root,
-            env={**project.env, **extra_env},
+            env=env,
             stdin=subprocess.DEVNULL,
             capture_output=True,
             text=True,
@@ -183,3 +189,44 @@ def run_editor(
         )
     except subprocess.TimeoutExpired as exc:
         pytest.fail(f"{command[0]} did not finish in {EDITOR_TIMEOUT_S} s: {exc.stderr!r}")
+    left = servers_left(env["XDG_DATA_HOME"])
+    for pid in left:
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(pid, signal.SIGKILL)
+    assert not left, f"acp-lsp still running {SERVER_EXIT_S} s after {command[0]} quit: {left}"
+    return done
+
+
+SERVER_EXIT_S = 10.0
+
+
+def servers_left(data_home: str) -> list[int]:
+    """The acp-lsp processes started with this XDG_DATA_HOME (each test has
+    its own) still running after SERVER_EXIT_S."""
+    deadline = time.monotonic() + SERVER_EXIT_S
+    while True:
+        running = [
+            pid for pid in _acp_lsp_processes() if _environ(pid).get("XDG_DATA_HOME") == data_home
+        ]
+        if not running or time.monotonic() > deadline:
+            return running
+        time.sleep(0.1)
+
+
+def _acp_lsp_processes() -> list[int]:
+    found = []
+    for entry in Path("/proc").iterdir() if Path("/proc").is_dir() else ():
+        if entry.name.isdigit():
+            with contextlib.suppress(OSError):
+                argv = (entry / "cmdline").read_bytes().split(b"\0")
+                if any(arg.endswith((b"acp-lsp", b"lsp_server")) for arg in argv):
+                    found.append(int(entry.name))
+    return found
+
+
+def _environ(pid: int) -> dict[str, str]:
+    with contextlib.suppress(OSError):
+        raw = Path(f"/proc/{pid}/environ").read_bytes()
+        pairs = (item.split(b"=", 1) for item in raw.split(b"\0") if b"=" in item)
+        return {k.decode(errors="replace"): v.decode(errors="replace") for k, v in pairs}
+    return {}
