@@ -69,6 +69,14 @@ class Editor(Protocol):
         """A background task, referenced until done and cancelled at shutdown."""
 
 
+def report_failure(task: asyncio.Task[Any]) -> None:
+    """Log a background task's unexpected error once, when it ends: left
+    unretrieved, asyncio would report it whenever the task is collected,
+    from inside whatever code is running then."""
+    if not task.cancelled() and (error := task.exception()) is not None:
+        log.error("background task %s failed", task.get_name(), exc_info=error)
+
+
 OUTPUT_BACKLOG = 256 * 1024
 """Bytes sent but not yet read by the editor beyond which the editor counts
 as backed up: an answer queued behind them waits for the editor to read them all."""

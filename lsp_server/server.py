@@ -33,7 +33,7 @@ from lsp_server.advertised import SECTION, unwrap_section
 from lsp_server.backend import STREAM_PROVEN_AFTER, BackendAddress, BackendLink, Backoff
 from lsp_server.calls import BackendCalls
 from lsp_server.capabilities import ClientSupport, as_it_behaves
-from lsp_server.editor import LspEditor
+from lsp_server.editor import LspEditor, report_failure
 from lsp_server.notices import Notices
 from lsp_server.preload import Preload
 from lsp_server.stdio import PipeStdout, serve
@@ -212,6 +212,7 @@ class AcpLanguageServer(LanguageServer):
         task = asyncio.create_task(coroutine)
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
+        task.add_done_callback(report_failure)
         return task
 
     # --- settings ----------------------------------------------------------

@@ -29,6 +29,7 @@ from acp_client.text import digest
 from lsp_server.calls import BackendCalls
 from lsp_server.capabilities import ClientSupport
 from lsp_server.documents import Document
+from lsp_server.editor import report_failure
 from lsp_server.marks import Held, placed
 from lsp_server.notices import Notices
 from lsp_server.results import ResultStore
@@ -117,6 +118,7 @@ class FakeEditor:
     def spawn(self, coroutine: Coroutine[Any, Any, T]) -> asyncio.Task[T]:
         task = asyncio.get_running_loop().create_task(coroutine)
         self.tasks.append(task)
+        task.add_done_callback(report_failure)
         return task
 
     def messages(self) -> list[str]:
@@ -334,6 +336,11 @@ class FakeClient:
         self.asked.append(f"plan.get {plan_id}")
         await self.plans_known.wait()
         return self.plans[plan_id]
+
+    async def plan_preview(self, plan_id: str) -> PlanPreview:
+        self.asked.append(f"plan.preview {plan_id}")
+        plan = self.plans[plan_id]
+        return PlanPreview(plan_id=plan_id, state=plan.state, changes=(), plan_hash="0" * 64)
 
 
 def edited(shot: Snapshot, text: str) -> Snapshot:
