@@ -126,3 +126,23 @@ def test_diagnostics_move_with_the_lines_and_leave_changed_ones() -> None:
     assert [(d["message"], d["range"]["start"]["line"]) for d in shown] == [("on x", 1)]
     source.documents[key] = Document("file:///r/a.py", 4, ABOVE, saved="something else\n")
     assert view.diagnostics(key) == []  # computed on text neither saved nor in the buffer
+
+
+def test_lines_are_matched_around_edits_in_a_long_file_of_repeated_lines() -> None:
+    """10,000 lines that repeat one function's body (the case that made
+    difflib take a second): every unchanged line is placed, exactly."""
+    body = ["def f():", "    s = 1", "    return s", ""]
+    read = [line.replace("f()", f"f{n}()") if n % 7 else line for n in range(2500) for line in body]
+    one_insert = [*read[:5000], "x = 1", *read[5000:]]
+    moved = LineMap(read, one_insert)
+    assert [moved.offset(n, n) for n in (0, 4999, 5000, len(read) - 1)] == [0, 0, 1, 1]
+    scattered = list(read)
+    for n in range(3, len(read), 400):
+        scattered[n] = f"changed {n}"
+    placed = LineMap(read, scattered)
+    for n in range(len(read)):
+        expected = None if n in range(3, len(read), 400) else 0
+        assert placed.offset(n, n) == expected, n
+    removed = [*read[:10], *read[12:]]
+    assert LineMap(read, removed).offset(20, 30) == -2
+    assert LineMap(read, removed).offset(10, 11) is None
