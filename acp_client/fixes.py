@@ -4,7 +4,7 @@
 Each finding with a fix counts once, with its first fix, in a fixed order:
 by validation name, then by the finding's place in its result. A fix is
 taken unless one of its edits overlaps (or touches) an edit already taken
-in the same file (``acp_client.text.edits_overlap``); a skipped fix is
+in the same file (``acp_client.text.TakenEdits``); a skipped fix is
 offered again after the next run, on the text the taken ones left.
 """
 
@@ -12,8 +12,8 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from acp_client.models import TextEdit, ValidationResult
-from acp_client.text import edits_overlap
+from acp_client.models import ValidationResult
+from acp_client.text import TakenEdits
 
 Candidate = tuple[ValidationResult, int]
 """A result and the index of one of its findings."""
@@ -32,17 +32,12 @@ def fix_all(candidates: Iterable[Candidate]) -> tuple[list[Candidate], list[Cand
     )
     taken: list[Candidate] = []
     skipped: list[Candidate] = []
-    by_path: dict[str, list[TextEdit]] = {}  # the edits taken, by file
+    edits = TakenEdits()
     for result, index in fixable:
         fix = result.findings[index].fixes[0].edits
-        if any(
-            edits_overlap(mine, theirs)
-            for mine in fix
-            for theirs in by_path.get(mine.location.path, ())
-        ):
+        if edits.overlaps(fix):
             skipped.append((result, index))
             continue
-        for edit in fix:
-            by_path.setdefault(edit.location.path, []).append(edit)
+        edits.take(fix)
         taken.append((result, index))
     return taken, skipped

@@ -19,8 +19,10 @@ No pydantic here: the language server loads this before its models (ADR 0016).
 
 from __future__ import annotations
 
+import bisect
 import hashlib
 import re
+from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
@@ -82,9 +84,39 @@ def span(location: Location) -> tuple[Point, Point]:
     return start, max(start, (location.end_line, end_character))
 
 
-def edits_overlap(a: TextEdit, b: TextEdit) -> bool:
-    """Whether two edits meet in the same file, touching included."""
-    if a.location.path != b.location.path:
+class TakenEdits:
+    """Edits taken so far, to ask whether more would overlap any of them.
+
+    Kept per file as the union of their spans, sorted and apart (spans that
+    meet are merged), so a question costs a binary search: "Fix all" over a
+    file's 1,000 fixes asks a thousand of them per request."""
+
+    def __init__(self) -> None:
+        self._starts: dict[str, list[Point]] = {}
+        self._ends: dict[str, list[Point]] = {}
+
+    def overlaps(self, edits: Iterable[TextEdit]) -> bool:
+        """Whether any of ``edits`` meets an edit taken, touching included."""
+        for edit in edits:
+            starts = self._starts.get(edit.location.path)
+            if not starts:
+                continue
+            start, end = span(edit.location)
+            # The last span starting at or before this end is the only one
+            # that can reach back to this start: the ones before it end earlier.
+            before = bisect.bisect_right(starts, end) - 1
+            if before >= 0 and self._ends[edit.location.path][before] >= start:
+                return True
         return False
-    (start_a, end_a), (start_b, end_b) = span(a.location), span(b.location)
-    return start_a <= end_b and start_b <= end_a
+
+    def take(self, edits: Iterable[TextEdit]) -> None:
+        for edit in edits:
+            starts = self._starts.setdefault(edit.location.path, [])
+            ends = self._ends.setdefault(edit.location.path, [])
+            start, end = span(edit.location)
+            first = bisect.bisect_left(ends, start)  # the first span reaching this start
+            past = bisect.bisect_right(starts, end)  # past the last starting by this end
+            if first < past:
+                start, end = min(start, starts[first]), max(end, ends[past - 1])
+            starts[first:past] = [start]
+            ends[first:past] = [end]

@@ -23,7 +23,7 @@ from acp_client.models import (
     TextEdit,
     ValidationResult,
 )
-from acp_client.text import edits_overlap
+from acp_client.text import TakenEdits
 
 
 @dataclass
@@ -46,6 +46,7 @@ def _result(store: Store, resource: Resource, result_id: str) -> ValidationResul
 
 def collect_fixes(store: Store, resource: Resource, refs: Sequence[FindingRef]) -> FixSet:
     taken: list[TextEdit] = []
+    taken_spans = TakenEdits()
     titles: list[str] = []
     decisions: list[Decision] = []
     validations: set[str] = set()
@@ -64,7 +65,7 @@ def collect_fixes(store: Store, resource: Resource, refs: Sequence[FindingRef]) 
             _check_fresh(resource.root, path, result)
             checked.add(path)
         label = fix.description or finding.message
-        if any(edits_overlap(mine, theirs) for mine in fix.edits for theirs in taken):
+        if taken_spans.overlaps(fix.edits):
             decisions.append(
                 Decision(
                     question=f"Apply {result.validation}'s fix: {label}?",
@@ -75,6 +76,7 @@ def collect_fixes(store: Store, resource: Resource, refs: Sequence[FindingRef]) 
             )
             continue
         taken += fix.edits
+        taken_spans.take(fix.edits)
         titles.append(label)
         validations.add(result.validation)
     if not taken:

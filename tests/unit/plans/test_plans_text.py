@@ -7,7 +7,7 @@ import pytest
 from acp_backend.plans.changes import PlannedFile, build_changes, sha256
 from acp_backend.plans.text import EditError, apply_edits, compute_edits, lsp_lines
 from acp_client.models import ChangeKind, Location, TextEdit
-from acp_client.text import BOM, edits_overlap
+from acp_client.text import BOM, TakenEdits
 
 
 def edit(line: int, char: int, end_line: int, end_char: int, text: str) -> TextEdit:
@@ -48,8 +48,29 @@ def test_positions_past_the_end_clamp() -> None:
 def test_overlapping_edits_are_refused() -> None:
     with pytest.raises(EditError):
         apply_edits("abcdef", [edit(0, 0, 0, 3, "x"), edit(0, 2, 0, 4, "y")])
-    assert edits_overlap(edit(0, 0, 0, 3, "x"), edit(0, 3, 0, 3, "y"))
-    assert not edits_overlap(edit(0, 0, 0, 3, "x"), edit(1, 0, 1, 1, "y"))
+
+
+def test_taken_edits_meet_a_later_edit_touching_included() -> None:
+    taken = TakenEdits()
+    taken.take([edit(0, 0, 0, 3, "x"), edit(2, 5, 2, 5, "insert")])
+    assert taken.overlaps([edit(0, 3, 0, 3, "y")])  # at the very end of the first
+    assert taken.overlaps([edit(2, 5, 2, 5, "z")])  # a second insertion at one point
+    assert taken.overlaps([edit(1, 0, 3, 0, "spans the insertion")])
+    assert not taken.overlaps([edit(1, 0, 1, 1, "y"), edit(2, 6, 2, 7, "after")])
+    other_file = TextEdit(location=Location(path="g", line=0, character=0, end_line=0), new_text="")
+    assert not taken.overlaps([other_file])
+
+
+def test_taken_edits_that_meet_are_merged_and_still_answer_as_the_pairs_would() -> None:
+    spans = [(0, 4, 0, 6), (0, 1, 0, 2), (0, 2, 0, 4), (1, 0, 1, 0), (0, 9, 1, 0), (3, 0, 3, 9)]
+    taken = TakenEdits()
+    for line, char, end_line, end_char in spans:
+        taken.take([edit(line, char, end_line, end_char, "")])
+    for line in range(5):
+        for char in range(11):
+            probe = edit(line, char, line, char, "")
+            pairwise = any((sl, sc) <= (line, char) <= (el, ec) for sl, sc, el, ec in spans)
+            assert taken.overlaps([probe]) is pairwise, (line, char)
 
 
 def test_a_reversed_range_is_refused() -> None:
