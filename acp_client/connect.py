@@ -54,7 +54,7 @@ async def connect(
                 stream_policy=stream_policy,
             )
         else:
-            transport = InProcessTransport.load(facade, directory)
+            transport = InProcessTransport.load(facade, directory, read_timeout)
     else:
         transport = HttpTransport(
             target,

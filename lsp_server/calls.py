@@ -16,7 +16,7 @@ from collections.abc import Callable, Coroutine, Hashable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
-from acp_client.errors import AcpError, TransportError, Unsupported
+from acp_client.errors import AcpError, Forbidden, TransportError, Unsupported
 
 if TYPE_CHECKING:
     from acp_client.client import AcpClient
@@ -59,6 +59,18 @@ class BackendCalls:
             self._notices.degraded(exc.operation)
         except AcpError as exc:
             log.warning("ACP refused: %s", exc)
+        return None
+
+    async def if_allowed(self, operation: str, call: Coroutine[Any, Any, T]) -> T | None:
+        """The answer, or None when the backend lacks ``operation`` or
+        forbids it to this client (a multi-tenant server): that feature
+        degrades, said once. Outages and other refusals propagate."""
+        try:
+            return await call
+        except Unsupported as exc:
+            self._notices.degraded(exc.operation)
+        except Forbidden as exc:
+            self._notices.degraded(operation, exc)
         return None
 
     async def if_offered(self, call: Coroutine[Any, Any, T]) -> T | None:

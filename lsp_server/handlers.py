@@ -21,6 +21,7 @@ from typing import Any
 from lsprotocol import types
 
 from lsp_server import advertised, code_actions, completion
+from lsp_server.backend import Prompt
 from lsp_server.commands import COMMANDS
 from lsp_server.server import AcpLanguageServer
 
@@ -66,6 +67,7 @@ def register(server: AcpLanguageServer) -> None:
 
     @server.feature(types.TEXT_DOCUMENT_DID_SAVE, types.SaveOptions(include_text=False))
     def saved(ls: AcpLanguageServer, params: types.DidSaveTextDocumentParams) -> None:
+        ls.link.wanted(Prompt.CHANGE)  # the backend away: a save tries it again at once
         ls.session.saved(params.text_document.uri)
 
     @server.feature(types.TEXT_DOCUMENT_DID_CLOSE)

@@ -1,7 +1,10 @@
 """What the session tells the user about the backend: each thing once.
 
 An outage is said once and lasts until the event stream has proven healthy
-(the session calls ``healthy``); the connection is logged once per outage
+(the session calls ``healthy``); a refusal (``backend.is_refusal``) is said
+once, with what would end it, until the stream has proven healthy or the
+backend says something else;
+the connection is logged once per outage
 and whenever it moves elsewhere; an operation the backend lacks is said once,
 naming it; a folder outside every resource is announced once, with a message
 only where it declares validations (an ``acp.toml``) and a log line
@@ -40,6 +43,7 @@ class Notices:
         self.outage_said = False  # for the current outage, until the stream proves healthy
         self._up_logged = False  # "connected"/"back" logged since the last outage was said
         self._described = ""  # the backend last logged as connected
+        self._refusal_said = ""  # the refusal said since the last connection
 
     def outage(self, exc: Exception) -> None:
         log.warning("ACP backend unavailable: %s", exc)
@@ -52,16 +56,31 @@ class Notices:
                 types.MessageType.Warning,
             )
 
+    def refused(self, exc: Exception, token_file: str | None) -> None:
+        """The backend refuses this client; retrying unchanged will not help."""
+        log.warning("ACP backend refused the connection: %s", exc)
+        if str(exc) == self._refusal_said:
+            return
+        self._refusal_said = str(exc)
+        self._up_logged = False
+        token = f"the token file ({token_file})" if token_file else "the token file"
+        self._say(
+            f"ACP backend refused the connection: {exc}. The language server tries again "
+            f"when {token} or the settings change, on a save or a command, and once a minute.",
+            types.MessageType.Error,
+        )
+
     def healthy(self) -> None:
-        """The stream stayed up: a next outage is a new one, said again."""
+        """The stream stayed up: a next outage or refusal is a new one, said again."""
         self.outage_said = False
+        self._refusal_said = ""
 
     def connected(self, description: str) -> None:
         """Log the connection once per outage, and whenever it moved elsewhere."""
         if not self._up_logged or description != self._described:
             self._up_logged = True
             self._described = description
-            again = "back" if self.outage_said else "connected"
+            again = "back" if self.outage_said or self._refusal_said else "connected"
             self._log(f"ACP backend {again}: {description}")
 
     def once(self, line: str) -> None:
@@ -70,14 +89,15 @@ class Notices:
             self._announced.add(line)
             self._log(line)
 
-    def degraded(self, operation: str) -> None:
-        """The backend lacks ``operation``: say once what that turns off."""
+    def degraded(self, operation: str, refusal: Exception | None = None) -> None:
+        """The backend lacks ``operation``, or refuses it to this client: say
+        once what that turns off."""
         if operation not in self._degraded:
             self._degraded.add(operation)
             if operation in CONVENIENCES:
-                self._log(degraded_message(operation))
+                self._log(degraded_message(operation, refusal))
             else:
-                self._say(degraded_message(operation), types.MessageType.Warning)
+                self._say(degraded_message(operation, refusal), types.MessageType.Warning)
 
     def unregistered(self, folders: Iterable[str], known: Iterable[Resource]) -> None:
         """Folders in no resource, each once; true about resources nested in them."""

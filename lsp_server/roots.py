@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 from urllib.parse import quote
 
-from acp_client.errors import NotFound
+from acp_client.errors import Forbidden, NotFound
 from acp_client.paths import NotAFilePath, is_within, path_to_uri, real_path, relative_to
 
 if TYPE_CHECKING:  # the session builds Roots before the client loads (ADR 0016)
@@ -107,7 +107,7 @@ class Roots:
         self._respell_watchers: list[Callable[[FileKey | str | None], None]] = []
 
     async def place(self, client: AcpClient, uri: str) -> Placement | None:
-        """Where ``uri`` belongs, or None (other scheme, unregistered, refused).
+        """Where ``uri`` belongs, or None (other scheme, unregistered, forbidden).
 
         Backend outages (``TransportError``) propagate and are not cached.
         """
@@ -119,6 +119,9 @@ class Roots:
         try:
             answer = await client.resource_resolve(path)
         except NotFound:
+            placement = None
+        except Forbidden as exc:  # the backend will not say: as if unregistered
+            log.warning("the ACP backend refuses to place %s: %s", path, exc)
             placement = None
         else:
             sandbox_root = _sandbox_of(answer.resource, path) if answer.sandbox else None

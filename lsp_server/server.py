@@ -27,10 +27,19 @@ from pygls.lsp.server import LanguageServer
 from pygls.protocol import LanguageServerProtocol, lsp_method
 
 from acp_client import heap
-from acp_client.errors import AcpError, TransportError
+from acp_client.errors import AcpError, AuthenticationError, TransportError
 from lsp_server import __version__
 from lsp_server.advertised import SECTION, unwrap_section
-from lsp_server.backend import STREAM_PROVEN_AFTER, BackendAddress, BackendLink, Backoff
+from lsp_server.backend import (
+    REFUSAL_PROBE,
+    STREAM_PROVEN_AFTER,
+    TOKEN_SETTLE,
+    BackendAddress,
+    BackendLink,
+    Backoff,
+    Prompt,
+    is_refusal,
+)
 from lsp_server.calls import BackendCalls
 from lsp_server.capabilities import ClientSupport, as_it_behaves
 from lsp_server.editor import LspEditor, report_failure
@@ -47,6 +56,9 @@ if TYPE_CHECKING:  # loaded after the initialize answer (lsp_server.preload)
 log = logging.getLogger(__name__)
 
 T = TypeVar("T")
+
+ANY_PROMPT = frozenset(Prompt)
+CHANGE_ONLY = frozenset({Prompt.CHANGE})
 
 
 class AcpProtocol(LanguageServerProtocol):
@@ -79,6 +91,7 @@ class AcpLanguageServer(LanguageServer):
         self._loaded: tuple[Session, Features] | None = None
         self._tasks: set[asyncio.Task[Any]] = set()
         self._last_event_id: int | None = None
+        self._token_reread = False  # since the stream last proved healthy
         self.output: PipeStdout | None = None  # stdout, when the protocol runs there
         self._stopping: asyncio.Task[None] | None = None
 
@@ -128,6 +141,7 @@ class AcpLanguageServer(LanguageServer):
     async def snapshot(self, uri: str | None = None, *, listed: bool = False) -> Snapshot:
         """What a request sees (``lsp_server.snapshot``); ``listed``: once the
         document's resource is listed (``Session.snapshot_of``)."""
+        self.link.wanted(Prompt.REQUEST)  # during an outage: try again now
         if uri is None:
             return self.session.snapshot()
         return await self.session.snapshot_of(uri, listed=listed)
@@ -234,6 +248,7 @@ class AcpLanguageServer(LanguageServer):
                 answer = [None]
             raw = answer[0] if answer else None
         raw = unwrap_section(raw)
+        self.link.wanted(Prompt.CHANGE)  # new settings may end a refusal
         merged: object = self._init_options
         if isinstance(raw, dict) and isinstance(self._init_options, dict):
             merged = {**self._init_options, **raw}
@@ -245,11 +260,15 @@ class AcpLanguageServer(LanguageServer):
     # --- the backend -------------------------------------------------------
 
     async def _follow_backend(self) -> None:
-        """Connect, resync, follow events; on an outage back off and start
-        over (a fresh discovery, a full resync, events resumed). A local
-        in-process fallback whose data dir gets a server switches to it."""
+        """Connect, resync, follow events; when that fails, classify before
+        retrying (``lsp_server.backend``): an outage backs off, and a request
+        may hurry the next attempt; a refusal is said once and waits for
+        something to change. Each attempt starts over (a fresh discovery, a
+        full resync, events resumed). A local in-process fallback whose data
+        dir gets a server switches to it."""
         backoff = Backoff()
         while True:
+            failure: Exception | None = None
             events: asyncio.Task[None] | None = None
             moved: asyncio.Task[bool] | None = None
             try:
@@ -274,6 +293,7 @@ class AcpLanguageServer(LanguageServer):
                 if not done:  # healthy for a while: a next outage is a new one
                     self.notices.healthy()
                     backoff.reset()
+                    self._token_reread = False
                 await asyncio.wait(watched, return_when=first)
                 if not moved.done():
                     await events  # raises: the stream failed
@@ -281,18 +301,34 @@ class AcpLanguageServer(LanguageServer):
             except asyncio.CancelledError:
                 raise
             except AcpError as exc:
-                self.notices.outage(exc)
+                failure = exc
             except Exception as exc:
                 log.exception("unexpected failure following the ACP backend")
-                self.notices.outage(exc)
+                failure = exc
             finally:
                 for task in (events, moved):
                     if task is not None and not task.done():
                         task.cancel()
             self.session.backend_lost()
             await self.link.drop()
-            if not self.link.moved.is_set():
-                await asyncio.sleep(backoff.next())
+            if failure is not None:  # else moved: connect to the server at once
+                await self._wait_after(failure, backoff)
+
+    async def _wait_after(self, failure: Exception, backoff: Backoff) -> None:
+        """Until the next attempt: a backoff step for an outage (a request
+        may end it); for a refusal, until something changes, said once. A
+        refused token is tried once more first, a moment later (or as soon
+        as its file changes): the file may have been mid-rewrite."""
+        token_file = self.link.token_file
+        if not is_refusal(failure):
+            self.notices.outage(failure)
+            await self.link.retry.wait(backoff.next(), ended_by=ANY_PROMPT)
+        elif isinstance(failure, AuthenticationError) and not self._token_reread:
+            self._token_reread = True
+            await self.link.retry.wait(TOKEN_SETTLE, ended_by=CHANGE_ONLY, watch=token_file)
+        else:
+            self.notices.refused(failure, str(token_file) if token_file else None)
+            await self.link.retry.wait(REFUSAL_PROBE, ended_by=CHANGE_ONLY, watch=token_file)
 
     async def _consume_events(self, client: AcpClient) -> None:
         """Each event is taken in at once, in order: the session never awaits
@@ -315,6 +351,7 @@ class AcpLanguageServer(LanguageServer):
         refusal is a message, not a failed request."""
         from lsp_server.commands import COMMANDS, BadArguments, parse
 
+        self.link.wanted(Prompt.CHANGE)
         try:
             args = parse(COMMANDS[name], arguments)
         except BadArguments as exc:

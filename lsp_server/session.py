@@ -419,7 +419,8 @@ class Session:
                     resources[placement.resource.id] = placement.resource
             if sandboxes and not resources and not unregistered:
                 return self._quiet_in(sandboxes)
-            for resource in await self.calls.if_offered(client.resource_list()) or ():
+            listed = await self.calls.if_allowed("resource.list", client.resource_list())
+            for resource in listed or ():
                 if any(is_within(resource.root, folder) for folder in folders):
                     self.roots.remember(resource)
                     resources[resource.id] = resource

@@ -2,18 +2,21 @@
 
 The facade is loaded by import path (``"package.module:factory"``), so this
 package never imports a backend and another one can be plugged in by
-configuration alone.
+configuration alone. A call has the same time limit as over HTTP (the
+read timeout): a backend stuck in this process is an outage the caller can
+report, not a request that never ends; cancelling the caller cancels the call.
 """
 
 from __future__ import annotations
 
+import asyncio
 import importlib
 import logging
 from collections.abc import AsyncIterator, Callable, Mapping
 from pathlib import Path
 from typing import Any, cast
 
-from acp_client.errors import AcpError, BackendUnreachable, InternalError
+from acp_client.errors import AcpError, BackendTimeout, BackendUnreachable, InternalError
 from acp_client.events import Event
 from acp_client.transport import Facade, TypedCalls, subscribe
 
@@ -48,16 +51,33 @@ def load_facade(spec: str, data_dir: Path | None) -> Facade:
 class InProcessTransport:
     """The ``Transport`` protocol over a facade in this process."""
 
-    def __init__(self, facade: Facade, description: str = "in-process") -> None:
+    def __init__(
+        self, facade: Facade, description: str = "in-process", read_timeout: float = 30.0
+    ) -> None:
         self.facade = facade
         self.description = description
+        self.read_timeout = read_timeout
 
     @classmethod
-    def load(cls, spec: str = DEFAULT_FACADE, data_dir: Path | None = None) -> InProcessTransport:
+    def load(
+        cls, spec: str = DEFAULT_FACADE, data_dir: Path | None = None, read_timeout: float = 30.0
+    ) -> InProcessTransport:
         where = f" on {data_dir}" if data_dir else ""
-        return cls(load_facade(spec, data_dir), f"in-process {spec}{where}")
+        return cls(load_facade(spec, data_dir), f"in-process {spec}{where}", read_timeout)
 
     async def call(self, method: str, params: Mapping[str, Any]) -> Any:
+        limit = asyncio.timeout(self.read_timeout)
+        try:
+            async with limit:
+                return await self._dispatch(method, params)
+        except TimeoutError:
+            if not limit.expired():
+                raise
+            raise BackendTimeout(
+                f"the in-process backend did not answer {method} within {self.read_timeout:g} s"
+            ) from None
+
+    async def _dispatch(self, method: str, params: Mapping[str, Any]) -> Any:
         try:
             if isinstance(self.facade, TypedCalls):
                 return await self.facade.call_typed(method, dict(params))

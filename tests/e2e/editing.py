@@ -15,8 +15,8 @@ from typing import Any, Union
 
 from lsprotocol import types
 
-from tests.e2e.lsp_harness import Session, uri
 from tests.support.edit_text import apply_edits
+from tests.support.lsp_harness import Session, uri
 
 
 def _tell_actions_from_commands(session: Session) -> None:

@@ -24,7 +24,9 @@ from acp_client.models import (
 )
 from lsp_server.commands import COMMANDS, FIX_ALL_KIND
 from tests.e2e.editing import Buffers
-from tests.e2e.lsp_harness import (
+from tests.support.edit_text import apply_edits
+from tests.support.factories import finding, result
+from tests.support.lsp_harness import (
     PROFILES_AND_MODES,
     WAIT,
     Backend,
@@ -34,8 +36,6 @@ from tests.e2e.lsp_harness import (
     project,
     uri,
 )
-from tests.support.edit_text import apply_edits
-from tests.support.factories import finding, result
 from tests.support.waiting import until
 
 SOURCE = "import os\nx = 1\n"
@@ -182,7 +182,7 @@ async def test_a_backend_without_plans_still_offers_the_tools_fixes(
     toml += 'fix = ["python", "-c", ""]\n'
     root = project(tmp_path / "app", {"a.py": SOURCE, "acp.toml": toml})
     resource = await backend.register(root)
-    planless = ["--facade", "tests.e2e.recording_facade:create_planless_facade"]
+    planless = ["--facade", "tests.support.recording_facade:create_planless_facade"]
     session = await lsp("visual-studio-code", [root], args=planless)
     buffers = Buffers(session)
     buffers.open(root / "a.py")

@@ -15,7 +15,9 @@ from lsprotocol import types
 
 from acp_client.models import ValidationMode
 from tests.e2e.editing import Buffers
-from tests.e2e.lsp_harness import (
+from tests.e2e.test_e2e_code_actions import actions_at, choose
+from tests.support.factories import finding, result
+from tests.support.lsp_harness import (
     PROFILES_AND_MODES,
     WAIT,
     Backend,
@@ -24,12 +26,10 @@ from tests.e2e.lsp_harness import (
     project,
     uri,
 )
-from tests.e2e.recording_facade import recorded_calls
-from tests.e2e.test_e2e_code_actions import actions_at, choose
-from tests.support.factories import finding, result
+from tests.support.recording_facade import recorded_calls
 from tests.support.waiting import until
 
-RECORDING = ["--facade", "tests.e2e.recording_facade:create_facade"]
+RECORDING = ["--facade", "tests.support.recording_facade:create_facade"]
 DECLARED = '[[validations]]\npreset = "ruff"\n'
 
 
@@ -129,7 +129,7 @@ async def test_no_completion_and_no_error_outside_a_resource_or_without_the_sche
     root = project(tmp_path / "app", {"acp.toml": DECLARED})
     loose = project(tmp_path / "loose", {"acp.toml": DECLARED, "a.py": "x  # noqa: \n"})
     await backend.register(root)
-    schemaless = ["--facade", "tests.e2e.recording_facade:create_schemaless_facade"]
+    schemaless = ["--facade", "tests.support.recording_facade:create_schemaless_facade"]
     session = await lsp("visual-studio-code", [root, loose], args=schemaless)
     session.open(loose / "a.py")
     session.open(root / "acp.toml", '[[validations]]\npreset = "', language="toml")

@@ -12,7 +12,7 @@ import pytest
 from lsprotocol import types
 from lsprotocol.types import DiagnosticSeverity as Sev
 
-from tests.e2e.lsp_harness import PULL, Backend, Starter, connected, project
+from tests.support.lsp_harness import PULL, Backend, Starter, connected, project
 from tests.support.waiting import until
 
 FAILING = "print('2 tests failed'); raise SystemExit(1)"

@@ -9,12 +9,12 @@ from pathlib import Path
 
 from lsprotocol import types
 
-from tests.e2e.lsp_harness import Backend, Starter, project
-from tests.e2e.recording_facade import recorded_calls
+from tests.support.lsp_harness import Backend, Starter, project
+from tests.support.recording_facade import recorded_calls
 from tests.support.waiting import until
 
-LIMITED = ["--facade", "tests.e2e.recording_facade:create_limited_facade"]
-STREAMLESS = ["--facade", "tests.e2e.recording_facade:create_streamless_facade"]
+LIMITED = ["--facade", "tests.support.recording_facade:create_limited_facade"]
+STREAMLESS = ["--facade", "tests.support.recording_facade:create_streamless_facade"]
 
 
 async def test_a_backend_without_resource_resolve_is_degraded_not_an_outage(

@@ -14,7 +14,7 @@ import pytest
 from lsprotocol import types
 from lsprotocol.types import DiagnosticSeverity as Sev
 
-from tests.e2e.lsp_harness import PROFILES, REPO, Backend, Starter, uri
+from tests.support.lsp_harness import PROFILES, REPO, Backend, Starter, uri
 
 DEMO = REPO / "examples" / "demo"
 RUFF = Path(sys.executable).parent / "ruff"

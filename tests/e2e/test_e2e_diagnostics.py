@@ -12,8 +12,8 @@ from lsprotocol.types import DiagnosticSeverity as Sev
 
 from acp_client.events import ValidationCompleted, ValidationStarted
 from acp_client.models import Location, ValidationMode, ValidationSummary
-from tests.e2e.lsp_harness import PROFILES_AND_MODES, PULL, Backend, Starter, project, uri
 from tests.support.factories import finding, result
+from tests.support.lsp_harness import PROFILES_AND_MODES, PULL, Backend, Starter, project, uri
 from tests.support.waiting import until
 
 REQ, INFO = ValidationMode.REQUIRED, ValidationMode.INFORMATIONAL

@@ -12,7 +12,7 @@ import itertools
 import sys
 from pathlib import Path
 
-from tests.e2e.lsp_harness import Backend, Starter, project, uri
+from tests.support.lsp_harness import Backend, Starter, project, uri
 
 TOOL = """
 import sys, time

@@ -14,7 +14,9 @@ from lsprotocol import types
 
 from acp_client.models import Finding, Location, Plan, ValidationMode
 from acp_client.text import digest
-from tests.e2e.lsp_harness import (
+from tests.e2e.test_e2e_demo import column
+from tests.support.factories import result
+from tests.support.lsp_harness import (
     PLAIN,
     PROFILES,
     PROFILES_AND_MODES,
@@ -26,13 +28,11 @@ from tests.e2e.lsp_harness import (
     project,
     uri,
 )
-from tests.e2e.recording_facade import recorded_calls, release_inspect
-from tests.e2e.test_e2e_demo import column
-from tests.support.factories import result
 from tests.support.plans import settled
+from tests.support.recording_facade import recorded_calls, release_inspect
 from tests.support.waiting import until
 
-HELD = ["--facade", "tests.e2e.recording_facade:create_held_inspect_facade"]
+HELD = ["--facade", "tests.support.recording_facade:create_held_inspect_facade"]
 SOURCE = '''"""Greetings."""
 
 

@@ -14,9 +14,9 @@ import pytest
 from lsprotocol import types
 
 from acp_client.models import Finding, Location, Plan, ValidationMode
-from tests.e2e.lsp_harness import Backend, Session, Starter, project, uri
 from tests.support.factories import result
 from tests.support.git import committed
+from tests.support.lsp_harness import Backend, Session, Starter, project, uri
 from tests.support.plans import settled
 
 PROFILES = ["visual-studio-code", "neovim@v0.11"]

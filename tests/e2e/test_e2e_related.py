@@ -14,8 +14,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.e2e.lsp_harness import PULL, Backend, Starter, project, uri
 from tests.e2e.test_e2e_diagnostics import expected_column
+from tests.support.lsp_harness import PULL, Backend, Starter, project, uri
 
 HEADER = (
     "#include <stdlib.h>\n"

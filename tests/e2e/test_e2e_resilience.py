@@ -10,8 +10,8 @@ from lsprotocol import types
 
 from acp_client.events import ValidationStarted
 from acp_client.models import ValidationMode
-from tests.e2e.lsp_harness import Backend, Starter, connected, project
 from tests.support.factories import finding, result
+from tests.support.lsp_harness import Backend, Starter, connected, project
 from tests.support.servers import ServerProcess
 from tests.support.waiting import until
 
@@ -101,6 +101,9 @@ async def test_backend_down_at_start_then_up(
     backend.publish(result("ruff", REQ, False, [finding("a.py", 0, 0, "up")], resource=resource))
     await session.wait_diagnostics(root / "a.py", lambda d: len(d) == 1)
     assert len(session.messages(types.MessageType.Warning)) == 1
+    # The token file is rewritten as the server starts: a token refused in
+    # that moment is read again, not reported as a refusal.
+    assert session.messages(types.MessageType.Error) == []
 
 
 async def test_an_unreadable_stored_result_spoils_only_its_resource(

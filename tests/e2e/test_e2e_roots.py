@@ -8,8 +8,8 @@ import pytest
 from lsprotocol import types
 
 from acp_client.models import ValidationMode
-from tests.e2e.lsp_harness import PROFILES_AND_MODES, Backend, Starter, project, uri
 from tests.support.factories import finding, result
+from tests.support.lsp_harness import PROFILES_AND_MODES, Backend, Starter, project, uri
 from tests.support.waiting import until
 
 REQ = ValidationMode.REQUIRED

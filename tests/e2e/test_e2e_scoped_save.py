@@ -11,8 +11,8 @@ import pytest
 from acp_client.events import ValidationResultEvent
 from acp_client.models import ValidationMode
 from acp_client.operations import ValidationRunResult
-from tests.e2e.lsp_harness import Backend, Starter, project, uri
 from tests.support.factories import finding, result
+from tests.support.lsp_harness import Backend, Starter, project, uri
 from tests.support.waiting import until
 
 TOML = """\

@@ -12,14 +12,14 @@ from lsprotocol import types
 from acp_client.events import ValidationCompleted, ValidationStarted
 from acp_client.models import ValidationMode, ValidationSummary
 from acp_client.operations import OPERATIONS, canonical_method
-from tests.e2e.lsp_harness import Backend, Starter, connected, project, uri
-from tests.e2e.recording_facade import PLAN_GET_SECONDS, open_gate, recorded_calls
 from tests.support.factories import finding, result
+from tests.support.lsp_harness import Backend, Starter, connected, project, uri
+from tests.support.recording_facade import PLAN_GET_SECONDS, open_gate, recorded_calls
 from tests.support.waiting import until
 
 REQ = ValidationMode.REQUIRED
-RECORDING = ["--facade", "tests.e2e.recording_facade:create_facade"]
-GATED = ["--facade", "tests.e2e.recording_facade:create_gated_facade"]
+RECORDING = ["--facade", "tests.support.recording_facade:create_facade"]
+GATED = ["--facade", "tests.support.recording_facade:create_gated_facade"]
 
 
 def warnings(messages: list[types.ShowMessageParams]) -> list[str]:
@@ -245,7 +245,7 @@ async def test_a_backend_call_that_hangs_while_an_event_is_taken_delays_no_other
     resource's own result, right behind it, is published at once."""
     root = project(tmp_path / "app", {"a.py": "a\n", "b.py": "b\n"})
     resource = await backend.register(root)
-    slow = ["--facade", "tests.e2e.recording_facade:create_slow_plan_get_facade"]
+    slow = ["--facade", "tests.support.recording_facade:create_slow_plan_get_facade"]
     session = await lsp(profile, [root], args=slow)
     session.open(root / "b.py")
     await session.wait_in_play(root)

@@ -13,7 +13,7 @@ from pygls.protocol import default_converter
 from pytest_lsp import LanguageClient
 from pytest_lsp.client import DEFAULT_CLIENT_FEATURES, register_lsp_features
 
-from tests.e2e.lsp_harness import REPO, Backend, capabilities_for, connected, project, uri
+from tests.support.lsp_harness import REPO, Backend, capabilities_for, connected, project, uri
 from tests.support.waiting import until
 
 # A validation still running at shutdown whose straggler (out of its process

@@ -12,7 +12,8 @@ import pytest
 from lsprotocol import types
 
 from acp_client.models import Location, Plan, ValidationMode
-from tests.e2e.lsp_harness import (
+from tests.support.factories import finding, result
+from tests.support.lsp_harness import (
     REPO,
     RESOLVE,
     Backend,
@@ -22,7 +23,6 @@ from tests.e2e.lsp_harness import (
     connected,
     uri,
 )
-from tests.support.factories import finding, result
 from tests.support.plans import settled
 from tests.support.waiting import until
 

@@ -16,8 +16,8 @@ import pytest
 from lsprotocol import types
 
 from acp_client.models import ValidationMode
-from tests.e2e.lsp_harness import PULL, WAIT, Backend, Session, Starter, project, uri
 from tests.support.factories import finding, result
+from tests.support.lsp_harness import PULL, WAIT, Backend, Session, Starter, project, uri
 from tests.support.odd_names import ODD_NAMES
 
 NAMES = ODD_NAMES

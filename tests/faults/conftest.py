@@ -19,6 +19,10 @@ from pathlib import Path
 
 import pytest
 
+from tests.support.lsp_harness import backend, data_dir, lsp, server_process
+
+__all__ = ["backend", "data_dir", "lsp", "server_process"]  # for tests that start acp-lsp
+
 MARKER_ENV = "ACP_FAULT_SUITE"
 MARKER = f"{MARKER_ENV}={uuid.uuid4().hex}".encode()
 _GRACE = 5.0  # a SIGKILLed process is listed a moment longer

@@ -148,6 +148,6 @@ def test_no_tier_imports_another(tier: str) -> None:
 def test_the_tier_checker_sees_imports_inside_functions_and_bare_names(tmp_path: Path) -> None:
     module = tmp_path / "bad.py"
     module.write_text(
-        "def f():\n    from tests.e2e.lsp_harness import uri\n    import lsp_harness\n"
+        "def f():\n    from tests.e2e.editing import Buffers\n    import refusing_facade\n"
     )
-    assert imported_test_modules(module) == {"tests.e2e.lsp_harness"}
+    assert imported_test_modules(module) == {"tests.e2e.editing", "tests.faults.refusing_facade"}

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import sys
 import textwrap
 from pathlib import Path
@@ -9,7 +10,8 @@ from pathlib import Path
 import pytest
 
 from acp_client.client import AcpClient
-from acp_client.errors import BackendUnreachable, InternalError, NotFound
+from acp_client.connect import connect
+from acp_client.errors import BackendTimeout, BackendUnreachable, InternalError, NotFound
 from acp_client.operations import ResourceListResult
 from acp_client.transport.inprocess import InProcessTransport, load_facade
 
@@ -29,6 +31,15 @@ PLUGGED_FACADE = textwrap.dedent(
             if method == "missing":
                 from acp_client.errors import NotFound
                 raise NotFound("no such thing", remedy="look elsewhere")
+            if method == "stuck":
+                import asyncio
+                try:
+                    await asyncio.sleep(60)
+                except asyncio.CancelledError:
+                    self.calls.append(("cancelled", params))
+                    raise
+            if method == "tool_timeout":
+                raise TimeoutError("a tool of its own ran out of time")
             return {"method": method, "params": params, "data_dir": str(self.data_dir)}
 
         async def subscribe(self, after=None):
@@ -85,6 +96,36 @@ async def test_a_facade_crash_becomes_an_internal_error_without_its_message(
         await transport.call("boom", {})
     assert "secret internals" not in str(caught.value)
     assert "boom" in str(caught.value)
+
+
+async def test_a_stuck_call_times_out_as_over_http_and_is_cancelled_inside(
+    plugged: str, tmp_path: Path
+) -> None:
+    transport = InProcessTransport.load(f"{plugged}:make", tmp_path, read_timeout=0.2)
+    with pytest.raises(BackendTimeout, match=r"did not answer stuck within 0.2 s"):
+        await transport.call("stuck", {"n": 1})
+    assert ("cancelled", {"n": 1}) in transport.facade.calls  # type: ignore[attr-defined]
+    # The facade's own TimeoutError is its failure, not the limit.
+    with pytest.raises(InternalError):
+        await transport.call("tool_timeout", {})
+
+
+async def test_cancelling_the_caller_cancels_the_call(plugged: str, tmp_path: Path) -> None:
+    transport = InProcessTransport.load(f"{plugged}:make", tmp_path)
+    call = asyncio.ensure_future(transport.call("stuck", {"n": 2}))
+    await asyncio.sleep(0.05)
+    call.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await call
+    assert ("cancelled", {"n": 2}) in transport.facade.calls  # type: ignore[attr-defined]
+
+
+async def test_local_mode_gives_the_in_process_backend_the_read_timeout(
+    plugged: str, tmp_path: Path
+) -> None:
+    client = await connect("local", data_dir=tmp_path, facade=f"{plugged}:make", read_timeout=0.2)
+    assert isinstance(client.transport, InProcessTransport)
+    assert client.transport.read_timeout == 0.2
 
 
 async def test_events_come_from_the_facade_subscription(plugged: str, tmp_path: Path) -> None:
