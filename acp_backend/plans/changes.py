@@ -232,6 +232,14 @@ def produced_by_edits(change: FileChange) -> list[LineRange]:
     return produced
 
 
+def same_change(changes: Sequence[FileChange]) -> frozenset[tuple[object, ...]]:
+    """What makes two change sets the same change: each file's path, kind,
+    source, expected base and result (diffs and edits follow from those)."""
+    return frozenset(
+        (c.path, c.kind, c.old_path, c.base_sha256, c.new_text, c.executable) for c in changes
+    )
+
+
 def written_paths(changes: Sequence[FileChange]) -> tuple[str, ...]:
     """Every path a change set writes, creates or removes, sorted."""
     return tuple(sorted({p for c in changes for p in target_paths(c)}))

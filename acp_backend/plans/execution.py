@@ -2,8 +2,8 @@
 
 strategize/queued -> execute/processing (sandbox made, registered, command
 run, diff taken (a diff it prints is written into the sandbox), validations
-re-run in the sandbox) -> apply/complete, or
-apply/constrained when a required validation failed there. Any failure ends
+re-run in the sandbox) -> apply/complete, or apply/constrained when the
+sandbox's results are worse than the resource's (``verdict``). Any failure ends
 the plan errored with the reason; the sandbox stays while the plan can
 still be applied, so its findings can be shown on the sandbox's files.
 """
@@ -27,6 +27,7 @@ from acp_backend.plans.changes import (
 )
 from acp_backend.plans.lifecycle import Plans, Superseded
 from acp_backend.plans.sandbox import Sandbox, create_sandbox, files
+from acp_backend.plans.verdict import worse
 from acp_backend.validation.config import ValidationConfig
 from acp_backend.validation.runner import Ending, run_command
 from acp_client.errors import AcpError, PlanError
@@ -37,14 +38,13 @@ from acp_client.models import (
     PlanPhase,
     PlanState,
     Resource,
-    ValidationMode,
+    ResultOutcome,
     ValidationResult,
 )
 
 log = logging.getLogger(__name__)
 
 _TAIL = 400
-_NAMED = 5  # findings named in a constrained plan's reason
 
 
 async def execute(plans: Plans, plan: Plan, resource: Resource, config: ValidationConfig) -> None:
@@ -59,16 +59,17 @@ async def execute(plans: Plans, plan: Plan, resource: Resource, config: Validati
         if printed:  # the validations below must see the fixed code
             await asyncio.to_thread(_write, plans.services.data_dir, sandbox.root, plan.id, changes)
         plan = plans.move(plan, changes=changes, paths=written_paths(changes))
-        plan, failed = await _validate(plans, plan, resource, sandbox)
-        if failed:
-            plans.move(
+        plan, worse_by = await _validate(plans, plan, resource, sandbox)
+        if worse_by:
+            plan = plans.move(
                 plan,
                 phase=PlanPhase.APPLY,
                 state=PlanState.CONSTRAINED,
-                reason="required validation failed in the sandbox: " + "; ".join(failed),
+                reason="it makes things worse: " + "; ".join(worse_by),
             )
         else:
-            plans.move(plan, phase=PlanPhase.APPLY, state=PlanState.COMPLETE)
+            plan = plans.move(plan, phase=PlanPhase.APPLY, state=PlanState.COMPLETE)
+        await plans.supersede_twins(plan)
     except asyncio.CancelledError:
         await plans.close_sandbox(plan)  # plan.cancel records the state
         raise
@@ -152,40 +153,56 @@ async def _validate(
     plans: Plans, plan: Plan, resource: Resource, sandbox: Sandbox
 ) -> tuple[Plan, list[str]]:
     """Run the validations concerned by the plan's paths in the sandbox, wait,
-    and name the required ones that failed."""
+    and say how the plan makes things worse than the resource's latest
+    results (``verdict``). A validation the resource has no finished result
+    of runs on the resource too, at the same time: a verdict needs both."""
     loaded = plans.validation.configs.get(Path(resource.root))
     selected = [c for c in loaded.validations if c.applies_to_any(plan.paths)]
     if not selected:
         return plan, []
-    started = plans.validation.runs.start(
-        resource.id, Path(sandbox.root), selected, plan_id=plan.id
-    )
+    runs = plans.validation.runs
+    started = runs.start(resource.id, Path(sandbox.root), selected, plan_id=plan.id)
     plan = plans.move(plan, validation_run_id=started.run_id)
+    baseline = _latest(plans, resource, selected)
+    unknown = [c for c in selected if c.name not in baseline]
+    waits = [_completion(plans, started.run_id, started.started_event_id)]
+    if unknown:
+        on_resource = runs.start(resource.id, Path(resource.root), unknown)
+        waits.append(_completion(plans, on_resource.run_id, on_resource.started_event_id))
     try:
-        await _completion(plans, started.run_id, started.started_event_id)
+        await asyncio.gather(*waits)
     except asyncio.CancelledError:
-        await asyncio.shield(plans.validation.runs.cancel(started.run_id))
+        await asyncio.shield(runs.cancel(started.run_id))
         raise
+    results = _of_run(plans, started.run_id)
+    if unknown:
+        baseline = _latest(plans, resource, selected)
+    return plan, worse(results, baseline)
+
+
+def _latest(
+    plans: Plans, resource: Resource, selected: list[ValidationConfig]
+) -> dict[str, ValidationResult]:
+    """The resource's latest result of each selected validation, if it finished."""
+    names = {c.name for c in selected}
+    latest: dict[str, ValidationResult] = {}
+    cursor = None
+    while True:
+        page, cursor = plans.services.store.latest_results(resource.id, after=cursor)
+        latest.update(
+            (r.validation, r)
+            for r in page
+            if r.validation in names and r.outcome is ResultOutcome.COMPLETED
+        )
+        if cursor is None:
+            return latest
+
+
+def _of_run(plans: Plans, run_id: str) -> list[ValidationResult]:
     rows = plans.services.store.query(
-        "SELECT body FROM validation_results WHERE run_id = ? ORDER BY id", (started.run_id,)
+        "SELECT body FROM validation_results WHERE run_id = ? ORDER BY id", (run_id,)
     )
-    results = [ValidationResult.model_validate_json(row["body"]) for row in rows]
-    return plan, [
-        _failure(r) for r in results if r.mode is ValidationMode.REQUIRED and not r.passed
-    ]
-
-
-def _failure(result: ValidationResult) -> str:
-    """The failed validation with the findings that remain, by place and code."""
-    named = [
-        f"{f.location.path}:{f.location.line + 1} {f.code or f.message}"
-        for f in result.findings
-        if f.location is not None
-    ][:_NAMED]
-    if not named:
-        return f"{result.validation} ({result.message or 'failed'})"
-    more = len(result.findings) - len(named)
-    return f"{result.validation}: {', '.join(named)}" + (f" and {more} more" if more > 0 else "")
+    return [ValidationResult.model_validate_json(row["body"]) for row in rows]
 
 
 async def _completion(plans: Plans, run_id: str, started_event_id: int) -> None:

@@ -16,6 +16,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from acp_backend.plans.changes import same_change
 from acp_backend.plans.records import PlanRecords
 from acp_backend.plans.sandbox import remove_sandbox
 from acp_backend.services import Services
@@ -24,6 +25,7 @@ from acp_backend.validation.service import ValidationService
 from acp_client.errors import InvalidState, NotFound
 from acp_client.events import PlanChanged
 from acp_client.models import (
+    APPLIABLE_PLAN_STATES,
     OPEN_PLAN_STATES,
     TERMINAL_PLAN_STATES,
     FileChange,
@@ -127,6 +129,31 @@ class Plans:
         )
         await self.close_sandbox(plan)
         return cancelled
+
+    async def supersede_twins(self, plan: Plan) -> None:
+        """One plan per identical change: the resource's older plans that are
+        ready to apply with exactly ``plan``'s change set end cancelled,
+        naming the plan that replaces them, and their sandboxes go."""
+        mine = same_change(self.records.changes(plan.id))
+        if not mine:
+            return  # a plan that changes nothing is no one's twin
+        for other in self.records.find(plan.resource_id, APPLIABLE_PLAN_STATES):
+            if other.id == plan.id or same_change(self.records.changes(other.id)) != mine:
+                continue
+            try:
+                self.move(
+                    other,
+                    APPLIABLE_PLAN_STATES,
+                    state=PlanState.CANCELLED,
+                    reason=f"superseded by plan {plan.id}, which makes the same change",
+                    sandbox_root=None,
+                )
+            except Superseded:
+                continue  # it moved on meanwhile (applied, cancelled)
+            try:
+                await self.close_sandbox(other)
+            except OSError as exc:  # gc clears what is left; the plan stands
+                log.warning("could not remove the sandbox of plan %s: %s", other.id, exc)
 
     def settle_orphans(self) -> None:
         """Plans whose worker process died mid-execution end as errored."""

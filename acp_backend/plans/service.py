@@ -89,7 +89,10 @@ async def create(services: Services, params: PlanCreateParams) -> Plan:
         paths=written_paths(changes),
         decisions=tuple(decisions),
     )
-    return plans_of(services).insert(plan, changes, worker=False)
+    plans = plans_of(services)
+    plans.insert(plan, changes, worker=False)
+    await plans.supersede_twins(plan)
+    return plan
 
 
 @handles("plan.execute")

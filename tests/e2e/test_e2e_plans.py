@@ -18,10 +18,10 @@ from lsprotocol import types
 
 from acp_client.models import Plan, PlanState, Resource
 from lsp_server.commands import PLAN_KIND
-from tests.e2e import lsp_harness
 from tests.e2e.editing import Buffers
-from tests.e2e.lsp_harness import REPO, WAIT, Backend, Session, Starter, project, uri
 from tests.e2e.test_e2e_code_actions import actions_at, choose, started, unused_import
+from tests.support import lsp_harness
+from tests.support.lsp_harness import REPO, WAIT, Backend, Session, Starter, project, uri
 from tests.support.waiting import until
 
 SOURCE = "import os\nx = 1\n"
@@ -178,17 +178,17 @@ async def test_propose_fix_runs_the_fix_in_a_sandbox_with_progress(
     actions = await actions_at(session, demo / "inventory.py", 2, 0)
     propose = next(a for a in actions if a.title == "Propose fix with ruff (as a plan)")
     await choose(buffers, propose)
-    # ruff cannot fix the demo's undefined names: its re-run in the sandbox
-    # still fails, so the plan is constrained, and the message says what to do.
-    await until(lambda: any("is constrained" in m for m in session.messages()), 30)
-    (settled,) = [m for m in session.messages() if "is constrained" in m]
-    assert "ruff" in settled and "anyway" in settled
+    # ruff cannot fix the demo's undefined names, but they were there before
+    # the plan: it makes nothing worse, so it is ready, and the message says so.
+    await until(lambda: any("is ready" in m for m in session.messages()), 30)
+    (settled,) = [m for m in session.messages() if "is ready" in m]
+    assert "inventory.py" in settled and "constrained" not in str(session.messages())
     (token,) = [t for t in session.client.progress_reports if str(t).startswith("acp-plan-")]
     kinds = [type(r).__name__ for r in session.client.progress_reports[token]]
     assert kinds[0] == "WorkDoneProgressBegin" and kinds[-1] == "WorkDoneProgressEnd"
     raw: Any = await backend.facade.dispatch("plan.list", {"resource": resource.id})
     (plan,) = [Plan.model_validate(p) for p in raw["plans"]]
-    assert plan.state is PlanState.CONSTRAINED and "inventory.py" in plan.paths
+    assert plan.state is PlanState.COMPLETE and "inventory.py" in plan.paths
     # Preview opens the proposed text: the sandbox copy, with the plan's own findings.
     await choose(buffers, await plan_action(session, demo / "inventory.py", "Preview plan"))
     await until(lambda: bool(session.client.shown_documents))
@@ -197,19 +197,20 @@ async def test_propose_fix_runs_the_fix_in_a_sandbox_with_progress(
     assert shown.uri == uri(Path(plan.sandbox_root) / "inventory.py")
     logged = [m.message for m in session.client.log_messages]
     assert any("-import os" in m and "inventory.py" in m for m in logged), logged
-    forced = await plan_action(
+    apply = await plan_action(
         session,
         demo / "inventory.py",
-        f"Apply plan “Fix ruff findings” (ruff, 1 file, #{plan.id[-4:]}) anyway",
+        f"Apply plan “Fix ruff findings” (ruff, 1 file, #{plan.id[-4:]})",
     )
+    assert "anyway" not in apply.title
     before = buffers.text(demo / "inventory.py")
-    await choose(buffers, forced)
+    await choose(buffers, apply)
     await until(lambda: any("Applied plan" in m for m in session.messages()))
     assert "import os" not in buffers.text(demo / "inventory.py")
     assert await plan_state(backend, plan) is PlanState.IN_EDITOR
     # Undone before saving: the plan is back, as if never applied.
     buffers.type(demo / "inventory.py", before)
-    await wait_state(backend, plan, PlanState.CONSTRAINED)
+    await wait_state(backend, plan, PlanState.COMPLETE)
 
 
 CHECK = """\
@@ -264,7 +265,8 @@ async def test_a_plans_results_show_on_its_sandbox_and_the_file_keeps_its_own(
     ):
         assert time.monotonic() < deadline, plan
         await asyncio.sleep(0.05)
-    assert plan.state is PlanState.CONSTRAINED and plan.sandbox_root is not None
+    # What is left (line 2) was there before: the plan made nothing worse.
+    assert plan.state is PlanState.COMPLETE and plan.sandbox_root is not None
     copy = Path(plan.sandbox_root) / "a.py"
     assert copy.read_text() == "good = 1\nbad = 2\n"
     session.open(copy)
@@ -372,11 +374,11 @@ async def test_a_refusal_leads_somewhere_and_a_plan_that_no_longer_fits_is_propo
     actions = await actions_at(session, inventory, 2, 0)
     await choose(buffers, next(a for a in actions if a.title.startswith("Propose fix with ruff")))
     await until(lambda: any("Plan “Fix ruff findings” is" in m for m in session.messages()), 30)
-    forced = await plan_action(session, inventory, "Apply plan “Fix ruff findings” (ruff, ")
+    apply = await plan_action(session, inventory, "Apply plan “Fix ruff findings” (ruff, ")
 
     typed = buffers.text(inventory) + "# typed, not saved\n"
     buffers.type(inventory, typed)
-    await choose(buffers, forced)
+    await choose(buffers, apply)
     await until(lambda: any("not applied" in m for m in session.messages()))
     (refused,) = [m for m in session.messages() if "not applied" in m]
     assert "To apply it, revert the unsaved changes" in refused, refused

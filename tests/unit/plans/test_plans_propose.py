@@ -204,3 +204,23 @@ async def test_caches_a_fixer_leaves_are_not_part_of_the_plan(
     plan = await settled(facade, (await propose(facade, "messy-fixer")).id)
     assert plan.state is PlanState.COMPLETE, plan.reason
     assert plan.paths == ("src/b.py",)
+
+
+async def test_proposing_the_same_fix_again_supersedes_the_older_plan(
+    facade: BackendFacade, project: Path, data_dir: Path
+) -> None:
+    git_commit_all(project)
+    first = await settled(facade, (await propose(facade, "good-fixer")).id)
+    again = await settled(facade, (await propose(facade, "good-fixer")).id)
+    assert again.state is PlanState.COMPLETE, again.reason
+    older = Plan.model_validate(await facade.dispatch("plan.get", {"plan_id": first.id}))
+    assert older.state is PlanState.CANCELLED
+    assert older.reason == f"superseded by plan {again.id}, which makes the same change"
+    # One sandbox, one extra worktree: the newer plan's.
+    assert [p.name for p in (data_dir / "sandboxes").iterdir()] == [again.id]
+    assert len(worktrees(project)) == 2
+    # A different change is another plan.
+    other = await settled(facade, (await propose(facade, "diff-fixer")).id)
+    assert other.state is PlanState.COMPLETE
+    kept = Plan.model_validate(await facade.dispatch("plan.get", {"plan_id": again.id}))
+    assert kept.state is PlanState.COMPLETE
