@@ -60,16 +60,16 @@ async def execute(plans: Plans, plan: Plan, resource: Resource, config: Validati
             await asyncio.to_thread(_write, plans.services.data_dir, sandbox.root, plan.id, changes)
         plan = plans.move(plan, changes=changes, paths=written_paths(changes))
         plan, worse_by = await _validate(plans, plan, resource, sandbox)
+        await plans.supersede_twins(plan, changes)
         if worse_by:
-            plan = plans.move(
+            plans.move(
                 plan,
                 phase=PlanPhase.APPLY,
                 state=PlanState.CONSTRAINED,
                 reason="it makes things worse: " + "; ".join(worse_by),
             )
         else:
-            plan = plans.move(plan, phase=PlanPhase.APPLY, state=PlanState.COMPLETE)
-        await plans.supersede_twins(plan)
+            plans.move(plan, phase=PlanPhase.APPLY, state=PlanState.COMPLETE)
     except asyncio.CancelledError:
         await plans.close_sandbox(plan)  # plan.cancel records the state
         raise

@@ -130,11 +130,12 @@ class Plans:
         await self.close_sandbox(plan)
         return cancelled
 
-    async def supersede_twins(self, plan: Plan) -> None:
-        """One plan per identical change: the resource's older plans that are
-        ready to apply with exactly ``plan``'s change set end cancelled,
-        naming the plan that replaces them, and their sandboxes go."""
-        mine = same_change(self.records.changes(plan.id))
+    async def supersede_twins(self, plan: Plan, changes: Sequence[FileChange]) -> None:
+        """One plan per identical change: the resource's other plans that are
+        ready to apply with exactly ``changes`` end cancelled, naming
+        ``plan``, which replaces them, and their sandboxes go. Called before
+        ``plan`` is announced ready, so two never are at once."""
+        mine = same_change(changes)
         if not mine:
             return  # a plan that changes nothing is no one's twin
         for other in self.records.find(plan.resource_id, APPLIABLE_PLAN_STATES):

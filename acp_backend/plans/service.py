@@ -90,9 +90,8 @@ async def create(services: Services, params: PlanCreateParams) -> Plan:
         decisions=tuple(decisions),
     )
     plans = plans_of(services)
-    plans.insert(plan, changes, worker=False)
-    await plans.supersede_twins(plan)
-    return plan
+    await plans.supersede_twins(plan, changes)
+    return plans.insert(plan, changes, worker=False)
 
 
 @handles("plan.execute")
