@@ -116,12 +116,27 @@ class TextEdit:
     new_text: str
 
 
+class FixApplicability(StrEnum):
+    """How safe the tool says its fix is (ruff's words; a tool that says
+    nothing: safe). Only safe fixes are applied in bulk unless the user opts
+    in; display-only ones never are."""
+
+    SAFE = "safe"
+    UNSAFE = "unsafe"  # may change what the code does: the tool applies it only when asked
+    DISPLAY_ONLY = "display-only"  # shown for reference, never applied by the tool
+
+
 @dataclass(frozen=True, slots=True, kw_only=True, config=_HELD)
 class FindingFix:
     """A fix the tool itself proposed for a finding (SARIF ``fixes``, ruff's)."""
 
     description: str = ""
     edits: tuple[TextEdit, ...]
+    applicability: FixApplicability = Field(
+        default=FixApplicability.SAFE,
+        description="How safe the tool says the fix is; bulk fixing takes only safe ones "
+        "unless the user opts in to unsafe ones, never display-only ones.",
+    )
 
 
 @dataclass(frozen=True, slots=True, kw_only=True, config=_HELD)

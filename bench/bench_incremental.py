@@ -56,7 +56,7 @@ SAVE_RATIO, SAVE_SLACK_MS = 1.5, 100.0
 def ruff(extra: list[str], files: str) -> list[str]:
     """The ruff preset's command with ``extra`` arguments."""
     return [
-        "ruff", "check", "--output-format", "sarif", "--no-fix", "--force-exclude",
+        "ruff", "check", "--output-format", "json", "--no-fix", "--force-exclude",
         *extra, files,
     ]  # fmt: skip
 

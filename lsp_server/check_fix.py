@@ -1,7 +1,8 @@
 """``acp-lsp check --fix``: the tools' own fixes, applied through the plan path.
 
 The fixes "Fix all" takes in the editor, by the same rule
-(``acp_client.fixes``), applied through the plan path: one plan from the
+(``acp_client.fixes``: safe ones, unsafe ones too with ``--unsafe-fixes``),
+applied through the plan path: one plan from the
 fixes attached to the findings in scope (``plan.create`` with
 ``findings``), its preview, then ``plan.apply`` with the previewed hash,
 which re-runs the validations the fixes concern. The backend refuses stale
@@ -15,7 +16,7 @@ import os
 from collections.abc import Callable, Sequence
 
 from acp_client.client import AcpClient
-from acp_client.fixes import fix_all
+from acp_client.fixes import bulk_fix_index, fix_all
 from acp_client.follow import follow_runs
 from acp_client.models import FindingRef, Plan, Resource, ValidationResult
 
@@ -23,9 +24,14 @@ AUTHOR = "acp-lsp check --fix"
 
 
 def fix_refs(
-    resource: Resource, results: Sequence[ValidationResult], covers: Callable[[str], bool]
+    resource: Resource,
+    results: Sequence[ValidationResult],
+    covers: Callable[[str], bool],
+    *,
+    unsafe: bool = False,
 ) -> tuple[FindingRef, ...]:
-    """The fixes "Fix all" takes among the findings in scope."""
+    """The fixes "Fix all" takes among the findings in scope (with
+    ``unsafe``, the tools' unsafe fixes too)."""
     in_scope = [
         (result, index)
         for result in results
@@ -33,8 +39,13 @@ def fix_refs(
         if finding.location is not None
         and covers(os.path.join(resource.root, finding.location.path))
     ]
-    taken, _ = fix_all(in_scope)
-    return tuple(FindingRef(result_id=result.id, finding=index) for result, index in taken)
+    taken, _ = fix_all(in_scope, unsafe=unsafe)
+    refs = []
+    for result, index in taken:
+        number = bulk_fix_index(result.findings[index], unsafe)
+        assert number is not None  # fix_all took it
+        refs.append(FindingRef(result_id=result.id, finding=index, fix=number))
+    return tuple(refs)
 
 
 async def apply_fixes(
@@ -42,11 +53,13 @@ async def apply_fixes(
     resource: Resource,
     results: Sequence[ValidationResult],
     covers: Callable[[str], bool],
+    *,
+    unsafe: bool = False,
 ) -> Plan | None:
     """Apply the fixes in scope as one plan, and wait for the validation runs
     the apply started (their results are then the latest); None when there
     are no fixes."""
-    refs = fix_refs(resource, results, covers)
+    refs = fix_refs(resource, results, covers, unsafe=unsafe)
     if not refs:
         return None
     before = await client.last_event_id()

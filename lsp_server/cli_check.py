@@ -7,7 +7,8 @@ a PATH is not in a registered resource, or the run did not finish in time.
 
 It changes nothing unless told: ``--register`` registers each PATH that is
 a directory outside every resource; ``--fix`` applies the fixes the tools
-attached to their findings, through the same plan path as the editor
+attached to their findings and call safe (``--unsafe-fixes``: the unsafe
+ones too), through the same plan path as the editor
 (``plan.create`` from the findings, ``plan.preview``, ``plan.apply`` with
 the previewed hash), then runs the validations again and reports what is
 left.
@@ -108,9 +109,20 @@ def parser() -> argparse.ArgumentParser:
         "--fix",
         action="store_true",
         help="apply the fixes the tools attached to the findings (one plan per resource), "
-        "then report what is left",
+        "then report what is left; only those the tools call safe",
+    )
+    parser.add_argument(
+        "--unsafe-fixes",
+        action="store_true",
+        help="with --fix, apply the fixes the tools call unsafe too (as ruff's --unsafe-fixes)",
     )
     return parser
+
+
+FIX_PASSES = 10
+"""``--fix`` applies the fixes, runs the validations again, and repeats
+while fixes remain, at most this often (ruff stops at 100; real code
+settles in two or three)."""
 
 
 def tell(message: str) -> None:
@@ -129,7 +141,10 @@ class OneLine(logging.Formatter):
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    args = parser().parse_args(argv)
+    options = parser()
+    args = options.parse_args(argv)
+    if args.unsafe_fixes and not args.fix:
+        options.error("--unsafe-fixes applies with --fix only")
     handler = logging.StreamHandler(sys.stderr)
     handler.setFormatter(OneLine())
     logging.basicConfig(level=logging.WARNING, handlers=[handler], force=True)
@@ -175,9 +190,14 @@ async def check(args: argparse.Namespace, given: Sequence[Given]) -> int:
                     found = await client.latest_results(scope.resource.id)
                 else:
                     found = await run_and_wait(client, scope, started)
-                if args.fix and (
-                    fixed := await apply_fixes(client, scope.resource, found, scope.covers)
-                ):
+                for _ in range(FIX_PASSES if args.fix else 0):
+                    # As ruff's --fix: fixes skipped for meeting one taken
+                    # are applied on the next pass, on the text it left.
+                    fixed = await apply_fixes(
+                        client, scope.resource, found, scope.covers, unsafe=args.unsafe_fixes
+                    )
+                    if fixed is None:
+                        break
                     tell(f"applied plan {fixed.id}: {', '.join(fixed.paths)}")
                     found = await client.latest_results(scope.resource.id)  # what the fixes left
                 results.extend(found)

@@ -1,8 +1,8 @@
 """What the user can do about a finding now: one rule for the code actions
 that offer it and for the hover that tells of it.
 
-- **Fix with *tool***: the finding carries its tool's fix (``Finding.fixes``)
-  and the text the fix replaces is still there, moved with the unsaved
+- **Fix with *tool***: the finding carries its tool's fix (``Finding.fixes``,
+  any but a display-only one) and the text the fix replaces is still there, moved with the unsaved
   edits (``fitted``). When that text changed, the fix is *withheld* until a
   save runs the tool again.
 - **Propose fix with *validation***: the validation declares a fix command
@@ -18,7 +18,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from acp_client.models import Finding, TextEdit, ValidationResult
+from acp_client.models import Finding, FixApplicability, TextEdit, ValidationResult
 from lsp_server.snapshot import Snapshot
 
 
@@ -61,9 +61,10 @@ def proposable(snapshot: Snapshot, validation: str) -> bool:
 
 
 def remedies(snapshot: Snapshot, result: ValidationResult, finding: Finding) -> Remedies:
-    fits = sum(fitted(snapshot, result, fix.edits) is not None for fix in finding.fixes)
+    offered = [f for f in finding.fixes if f.applicability is not FixApplicability.DISPLAY_ONLY]
+    fits = sum(fitted(snapshot, result, fix.edits) is not None for fix in offered)
     return Remedies(
         tool_fixes=fits,
-        withheld=bool(finding.fixes) and not fits,
+        withheld=bool(offered) and not fits,
         proposal=proposable(snapshot, result.validation),
     )

@@ -52,6 +52,12 @@ class Settings(BaseModel):
         "content other than the validators saw), instead of keeping them until the next "
         "result arrives.",
     )
+    unsafe_fixes: bool = Field(
+        default=False,
+        description='Let "Fix all" (`source.fixAll.acp`) take the fixes their tools call '
+        "unsafe (they may change what the code does), as ruff's `--unsafe-fixes` does. "
+        "Off: only safe fixes; an unsafe one is still offered on its own, marked unsafe.",
+    )
     progress: bool = Field(
         default=True,
         description="Show validation runs as work-done progress in clients that support it; "

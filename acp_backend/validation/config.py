@@ -121,6 +121,7 @@ class JsonMapping:
     failures: str | None = None  # records saying the tool could not check something
     failure_message: str = "reason"
     failure_path: str | None = None
+    fix_fields: Mapping[str, str] = field(default_factory=dict)  # ``fixes`` and ``fix_*``
 
 
 @dataclass(frozen=True)
@@ -212,6 +213,10 @@ _MAPPED_FIELDS = (
     "path", "line", "column", "end_line", "end_column", "message", "detail", "code", "severity",
     "rule_description", "help_uri",
 )  # fmt: skip
+_FIX_FIELDS = (
+    "fixes", "fix_edits", "fix_text", "fix_line", "fix_column", "fix_end_line",
+    "fix_end_column", "fix_description", "fix_applicability",
+)  # fmt: skip
 
 
 class _Mapping(BaseModel):
@@ -253,6 +258,25 @@ class _Mapping(BaseModel):
     )
     failure_path: str | None = Field(
         default=None, description="A failure record's file, put before its words"
+    )
+    fixes: str | None = Field(
+        default=None,
+        description="Selects a record's fixes, relative to it (ruff's `fix`); each fix's "
+        "edits apply to the record's file",
+    )
+    fix_edits: str = Field(default="edits[]", description="Selects a fix's edits, relative to it")
+    fix_text: str = Field(default="content", description="An edit's new text")
+    fix_line: str | None = Field(default=None, description="Where an edit starts: its line")
+    fix_column: str | None = Field(default=None, description="Where an edit starts: its column")
+    fix_end_line: str | None = Field(default=None, description="Where an edit ends: its line")
+    fix_end_column: str | None = Field(
+        default=None, description="Where an edit ends: its column (exclusive)"
+    )
+    fix_description: str | None = Field(default=None, description="What the fix does")
+    fix_applicability: str | None = Field(
+        default=None,
+        description="How safe the tool says the fix is (`safe`, `unsafe`, `display-only`); "
+        "absent: safe, a word not known: unsafe",
     )
 
 
@@ -519,7 +543,10 @@ def _build(table: dict[str, Any], at: _Locator) -> ValidationConfig:
     if preset is not None:
         if not isinstance(preset, str) or preset not in PRESETS:
             raise at.error("preset", f"unknown preset {preset!r}; known: {preset_names()}")
-        table = {**preset_fills(preset), **table}
+        fills = preset_fills(preset)
+        if table.get("format", fills.get("format")) != fills.get("format"):
+            fills.pop("mapping", None)  # a format of its own: the preset's JSON reading is moot
+        table = {**fills, **table}
     try:
         declared = _Declaration.model_validate(table)
     except ValidationError as exc:
@@ -590,6 +617,15 @@ def _json_mapping(declared: _Mapping | None) -> JsonMapping | None:
         for name in _MAPPED_FIELDS
         if (selector := getattr(declared, name)) is not None
     }
+    fix_fields = (
+        {
+            name: selector
+            for name in _FIX_FIELDS
+            if (selector := getattr(declared, name)) is not None
+        }
+        if declared.fixes is not None
+        else {}
+    )
     return JsonMapping(
         declared.findings,
         fields,
@@ -598,6 +634,7 @@ def _json_mapping(declared: _Mapping | None) -> JsonMapping | None:
         declared.failures,
         declared.failure_message,
         declared.failure_path,
+        fix_fields,
     )
 
 

@@ -22,7 +22,7 @@ from acp_backend.validation.config import ColumnUnit
 from acp_backend.validation.file_facts import FileFacts
 from acp_backend.validation.positions import SourceText
 from acp_backend.validation.raw import RawFinding, RawRegion, clip
-from acp_client.models import FINDINGS, Finding
+from acp_client.models import FINDINGS, Finding, FixApplicability
 from acp_client.paths import NotAFilePath, is_within, normalize_path, real_path, relative_to
 
 log = logging.getLogger(__name__)
@@ -147,7 +147,10 @@ class FindingConverter:
                     break  # a fix that touches a file out of reach is not offered
                 edits.append({"location": location, "new_text": edit.new_text})
             else:
-                yield {"description": fix.description, "edits": edits}
+                wire: FindingWire = {"description": fix.description, "edits": edits}
+                if fix.applicability is not FixApplicability.SAFE:
+                    wire["applicability"] = str(fix.applicability)
+                yield wire
 
     def _located(self, region: RawRegion, unit: ColumnUnit) -> FindingWire | None:
         """A secondary place (related location, fix edit), or None when it is

@@ -56,15 +56,37 @@ PRESETS: Mapping[str, Preset] = {
     for preset in (
         Preset(
             "ruff",
-            "ruff check, SARIF (code points)",
+            "ruff check, JSON (code points); fixes keep ruff's safe/unsafe",
             "ruff",
             "pip install ruff",
             {
+                # Its JSON, not its SARIF: only the JSON says which fixes
+                # ruff calls unsafe (and applies only with --unsafe-fixes).
                 "command": [
-                    "ruff", "check", "--output-format", "sarif", "--no-fix",
+                    "ruff", "check", "--output-format", "json", "--no-fix",
                     "--force-exclude", "{files}",
                 ],
-                "format": "sarif",
+                "format": "json",
+                "columns": "code-points",
+                "mapping": {
+                    "findings": "[]",
+                    "path": "filename",
+                    "line": "location.row",
+                    "column": "location.column",
+                    "end_line": "end_location.row",
+                    "end_column": "end_location.column",
+                    "message": "message",
+                    "code": "code",
+                    "rule_description": "name",
+                    "help_uri": "url",
+                    "fixes": "fix",
+                    "fix_line": "location.row",
+                    "fix_column": "location.column",
+                    "fix_end_line": "end_location.row",
+                    "fix_end_column": "end_location.column",
+                    "fix_description": "message",
+                    "fix_applicability": "applicability",
+                },
                 "applies_to": [*_PYTHON, "pyproject.toml", "ruff.toml", ".ruff.toml"],
                 "fix": ["ruff", "check", "--fix-only", "--diff", "--force-exclude", "."],
                 "suppress": _NOQA,

@@ -6,7 +6,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 
 from acp_backend.validation.config import ColumnUnit
-from acp_client.models import SeverityHint
+from acp_client.models import FixApplicability, SeverityHint
 
 MAX_LINE = 16 * 1024  # characters of one output line a parser looks at
 MAX_MESSAGE = 4000  # characters of a finding's message: a note, not a dump
@@ -59,6 +59,7 @@ class RawEdit:
 class RawFix:
     description: str
     edits: tuple[RawEdit, ...]
+    applicability: FixApplicability = FixApplicability.SAFE  # the tool's word, if it says
 
 
 @dataclass(slots=True)
@@ -123,6 +124,21 @@ def iter_lines(text: str, limit: int = MAX_LINE) -> Iterator[str]:
 def severity_from_word(word: str | None) -> SeverityHint | None:
     """A tool's own severity word (``error``, ``note``...) as a hint; None if unknown."""
     return _SEVERITY_WORDS.get(word.strip().lower()) if word else None
+
+
+def applicability_from_word(word: str | None) -> FixApplicability:
+    """A tool's word for how safe its fix is; none: safe (the tool offers it
+    as a fix), a word this backend does not know: unsafe (never applied in
+    bulk on a guess)."""
+    if not word:
+        return FixApplicability.SAFE
+    normal = word.strip().lower().replace("_", "-").replace(" ", "-")
+    if normal == "displayonly":
+        normal = "display-only"
+    try:
+        return FixApplicability(normal)
+    except ValueError:
+        return FixApplicability.UNSAFE
 
 
 def clip(message: str, limit: int = MAX_MESSAGE) -> str:

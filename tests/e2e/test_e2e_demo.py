@@ -125,15 +125,24 @@ def test_check_on_the_demo(demo: Path, tmp_path: Path) -> None:
 
 
 def test_check_fix_applies_the_tools_fixes_through_a_plan(demo: Path, tmp_path: Path) -> None:
-    """For CI bots: ruff's own fixes (the unused import, the mutable default)
-    go through plan.create / preview / apply; what is left is reported."""
+    """For CI bots: ruff's own fixes go through plan.create / preview /
+    apply; what is left is reported. As ruff's --fix, the safe ones only (the
+    unused import); --unsafe-fixes adds the mutable default's."""
     data = ["--data-dir", str(tmp_path / "d")]
     command = [sys.executable, "-m", "lsp_server", "check", *data, "--register", "--fix", "."]
     fixed = subprocess.run(command, capture_output=True, text=True, cwd=demo, check=False)
     assert fixed.returncode == 1, fixed.stderr  # ruff's undefined names have no fix
     assert "applied plan" in fixed.stderr and "inventory.py" in fixed.stderr, fixed.stderr
     inventory = (demo / "inventory.py").read_text()
-    assert "import os\n" not in inventory and "stock=None" in inventory.replace(" ", "")
+    assert "import os\n" not in inventory
+    assert "stock={}" in inventory.replace(" ", "")  # ruff calls its fix unsafe
     lines = fixed.stdout.splitlines()
     assert not any("F401" in line or "imported but unused" in line for line in lines), lines
     assert "greetings.py:5:50: error: Undefined name `nmae` [ruff]" in lines
+    assert any("mutable data structures" in line for line in lines), lines
+
+    unsafe = subprocess.run(
+        [*command, "--unsafe-fixes"], capture_output=True, text=True, cwd=demo, check=False
+    )
+    assert "applied plan" in unsafe.stderr, unsafe.stderr
+    assert "stock=None" in (demo / "inventory.py").read_text().replace(" ", "")

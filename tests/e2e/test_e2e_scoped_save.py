@@ -19,7 +19,7 @@ TOML = """\
 [[validations]]
 preset = "ruff"
 mode = "required"
-command = ["ruff", "check", "--isolated", "--output-format", "sarif", "{files}"]
+command = ["ruff", "check", "--isolated", "--output-format", "json", "{files}"]
 """
 
 

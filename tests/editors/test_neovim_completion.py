@@ -61,7 +61,7 @@ def test_neovim_completes_presets_in_acp_toml(demo_project: DemoProject, tmp_pat
     assert ruff["kind"] == "EnumMember"
     assert ruff["menu"] == PRESETS["ruff"].summary  # ruff is on PATH: nothing more
     assert "`ruff` found at" in ruff["info"], ruff
-    assert 'format = "sarif"' in ruff["info"], ruff  # what the preset fills in
+    assert 'format = "json"' in ruff["info"], ruff  # what the preset fills in
     mypy = next(item for item in result["items"] if item["abbr"] == "mypy")
     assert mypy["menu"] == f"{PRESETS['mypy'].summary} (mypy not on PATH)", mypy
     # Taken with <C-n>…<C-y>: the value is written, its quote closed.

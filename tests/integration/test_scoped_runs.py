@@ -27,7 +27,7 @@ TOML = """\
 preset = "ruff"
 mode = "required"
 command = ["sh", "-c", 'echo "$*" >> ../calls.log; exec ruff check --isolated \
---output-format sarif "$@"', "ruff", "{files}"]
+--output-format json "$@"', "ruff", "{files}"]
 cwd = "src"
 """
 

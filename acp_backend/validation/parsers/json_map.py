@@ -8,22 +8,28 @@ document that is not one JSON value is read as JSON lines (mypy ``-O json``).
 Ends are exclusive; lines are 1-based unless the mapping says
 ``one_based_lines = false``, columns follow ``one_based_columns``.
 Records ``failures`` selects (files the tool could not check) make the
-result an error quoting them, after the findings.
+result an error quoting them, after the findings. ``fixes`` selects a
+record's fixes (ruff's ``fix``), each read through the ``fix_*`` selectors;
+their edits are in the record's file, in the findings' units.
 """
 
 from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from typing import Any
 
 from acp_backend.validation.config import ColumnUnit, JsonMapping
 from acp_backend.validation.parsers.sarif import load_json
 from acp_backend.validation.raw import (
     OutputError,
+    RawEdit,
     RawFinding,
+    RawFix,
+    RawRegion,
     ToolFailure,
+    applicability_from_word,
     clip,
     iter_lines,
     severity_from_word,
@@ -51,9 +57,10 @@ def parse_json_map(
         end_column = _index(value(mapping.fields.get("end_column")), base)
         end_line = _index(value(mapping.fields.get("end_line")), line_base)
         severity = _text(value(mapping.fields.get("severity")))
+        path = _text(value(mapping.fields.get("path"))) or None
         yield RawFinding(
             message=clip(message or "(no message)"),
-            path=_text(value(mapping.fields.get("path"))) or None,
+            path=path,
             line=line,
             column=_index(value(mapping.fields.get("column")), base) or 0,
             end_line=(end_line if end_line is not None else line) if end_column else None,
@@ -63,9 +70,54 @@ def parse_json_map(
             severity=severity_from_word(mapping.severities.get(severity, severity)),
             rule_description=_text(value(mapping.fields.get("rule_description"))) or None,
             help_uri=_text(value(mapping.fields.get("help_uri"))) or None,
+            fixes=tuple(
+                _fixes(record, parents, path, mapping.fix_fields, line_base=line_base, base=base)
+            ),
         )
     if isinstance(documents, list):
         _raise_failures(documents, mapping)
+
+
+def _fixes(
+    record: Any,
+    parents: list[Any],
+    path: str | None,
+    fields: Mapping[str, str],
+    *,
+    line_base: int,
+    base: int,
+) -> Iterator[RawFix]:
+    """The record's fixes (``fixes``, then ``fix_*`` relative to each fix and
+    edit); a fix with an edit that names no line is left out whole."""
+    if path is None or "fixes" not in fields:
+        return
+    for fix, _ in _walk(record, _tokens(fields["fixes"]), parents):
+        edits = []
+        for edit, _ in _walk(fix, _tokens(fields["fix_edits"]), []):
+            at = _Getter(edit, [])
+            line = _index(at(fields.get("fix_line")), line_base)
+            text = at(fields["fix_text"])
+            if line is None or not isinstance(text, str):
+                break
+            column = _index(at(fields.get("fix_column")), base) or 0
+            end_line = _index(at(fields.get("fix_end_line")), line_base)
+            end_column = _index(at(fields.get("fix_end_column")), base)
+            region = RawRegion(
+                path,
+                line,
+                column,
+                line if end_line is None else end_line,
+                column if end_column is None else end_column,
+            )
+            edits.append(RawEdit(region, text))
+        else:
+            if edits:
+                of_fix = _Getter(fix, [])
+                yield RawFix(
+                    _text(of_fix(fields.get("fix_description"))),
+                    tuple(edits),
+                    applicability_from_word(_text(of_fix(fields.get("fix_applicability")))),
+                )
 
 
 def _raise_failures(documents: list[Any], mapping: JsonMapping) -> None:

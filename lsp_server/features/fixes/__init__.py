@@ -8,7 +8,9 @@ any edit. Clients that resolve code actions get the edit on
 ``codeAction/resolve``; others get a command (``acp.applyFix``,
 ``acp.fixAll``) that computes the same edit and sends it with
 ``workspace/applyEdit``. "Fix all" takes the fixes ``acp_client.fixes``
-chooses, the rule ``acp-lsp check --fix`` follows too.
+chooses, the rule ``acp-lsp check --fix`` follows too: safe ones, and
+unsafe ones with the ``unsafeFixes`` setting. One fix at a time is offered
+for any fix but a display-only one; an unsafe one says so in its title.
 """
 
 from __future__ import annotations
@@ -18,8 +20,8 @@ from collections.abc import Iterable, Mapping, Sequence
 
 from lsprotocol import types
 
-from acp_client.fixes import Candidate, fix_all
-from acp_client.models import TextEdit, ValidationResult
+from acp_client.fixes import Candidate, bulk_fix, fix_all
+from acp_client.models import FixApplicability, TextEdit, ValidationResult
 from lsp_server.calls import BackendCalls
 from lsp_server.code_actions import ActionRequest, action, finding_of, resolved_arguments
 from lsp_server.commands import (
@@ -80,7 +82,10 @@ class Fixes(Feature):
                 continue
             result, index, finding = hit
             for number, fix in enumerate(finding.fixes):
-                title = f"Fix with {result.validation}" + (
+                if fix.applicability is FixApplicability.DISPLAY_ONLY:
+                    continue  # the tool shows it, never applies it
+                unsafe = " (unsafe)" if fix.applicability is FixApplicability.UNSAFE else ""
+                title = f"Fix with {result.validation}{unsafe}" + (
                     f": {fix.description}" if fix.description else ""
                 )
                 fits = fitted(snapshot, result, fix.edits) is not None
@@ -102,7 +107,7 @@ class Fixes(Feature):
                     args,
                     lazy=request.resolve and fits,
                     diagnostics=[diagnostic],
-                    preferred=len(finding.fixes) == 1 and fits,
+                    preferred=len(finding.fixes) == 1 and fits and not unsafe,
                 )
                 if not fits:
                     offered.disabled = types.CodeActionDisabled(_changed(result.validation))
@@ -143,6 +148,7 @@ class Fixes(Feature):
         if placement is None:
             return None
         picked: list[tuple[ValidationResult, Sequence[TextEdit]]] = []
+        chosen_fixes: list[tuple[ValidationResult, Sequence[TextEdit]]]
         if isinstance(args, FixArgs):
             result = snapshot.shown(args.result_id)
             if result is None:
@@ -156,7 +162,7 @@ class Fixes(Feature):
             chosen_fixes = [(result, findings[args.finding].fixes[args.fix].edits)]
         else:
             chosen_fixes = [
-                (result, result.findings[index].fixes[0].edits)
+                (result, _bulk_edits(snapshot, result, index))
                 for result, index in chosen(snapshot)[0]
             ]
         for result, fix in chosen_fixes:
@@ -215,19 +221,25 @@ def chosen(snapshot: Snapshot) -> tuple[list[Candidate], list[Candidate]]:
         for result, shown in snapshot.held
         for index in indexes(shown)
         if index is not None
-        and _fixable_in(result, index, path)
-        and fitted(snapshot, result, result.findings[index].fixes[0].edits) is not None
+        and _located_in(result, index, path)
+        and fitted(snapshot, result, _bulk_edits(snapshot, result, index)) is not None
     ]
-    return fix_all(candidates)
+    return fix_all(candidates, unsafe=snapshot.settings.unsafe_fixes)
+
+
+def _bulk_edits(snapshot: Snapshot, result: ValidationResult, index: int) -> Sequence[TextEdit]:
+    """The edits of the fix "Fix all" takes for the finding (none: no such fix)."""
+    fix = bulk_fix(result.findings[index], snapshot.settings.unsafe_fixes)
+    return () if fix is None else fix.edits
 
 
 def _changed(validation: str) -> str:
     return f"the line changed since {validation} read it: save to run it again"
 
 
-def _fixable_in(result: ValidationResult, index: int, path: str) -> bool:
-    finding = result.findings[index]
-    return bool(finding.fixes) and finding.location is not None and finding.location.path == path
+def _located_in(result: ValidationResult, index: int, path: str) -> bool:
+    location = result.findings[index].location
+    return location is not None and location.path == path
 
 
 def _uri(snapshot: Snapshot) -> str:

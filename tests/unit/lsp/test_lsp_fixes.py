@@ -5,17 +5,19 @@ resolved into the edit or run as a command, and "Fix all" by the one rule
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import replace
 
 import attrs
 from lsprotocol import types
 
-from acp_client.fixes import fix_all
-from acp_client.models import FindingFix, Location, TextEdit, ValidationResult
+from acp_client.fixes import bulk_fix, fix_all
+from acp_client.models import FindingFix, FixApplicability, Location, TextEdit, ValidationResult
 from acp_client.text import BOM, digest
 from lsp_server.code_actions import offered
 from lsp_server.commands import APPLY_FIX, FIX_ALL, FIX_ALL_KIND, FixAllArgs, FixArgs
 from lsp_server.features.fixes import Fixes, chosen
+from lsp_server.settings import Settings
 from lsp_server.snapshot import Snapshot
 from tests.support.edit_text import apply_edits
 from tests.support.factories import finding, result
@@ -222,3 +224,37 @@ def test_only_filters_by_kind_and_its_parents() -> None:
     ]
     assert not actions(shot, 0, 8, ["refactor"])
     assert not actions(snapshot(results=[unused_import()]), 0, 0, [FIX_ALL_KIND])
+
+
+def unsafe(fix: FindingFix) -> FindingFix:
+    return replace(fix, applicability=FixApplicability.UNSAFE)
+
+
+def test_an_unsafe_fix_says_so_and_fix_all_leaves_it_unless_asked() -> None:
+    """As ruff: its own --fix takes safe fixes; --unsafe-fixes the others too."""
+    r = unused_import(unsafe(remove_import()))
+    shot = snapshot(results=[r])
+    (quick,) = [a for a in actions(shot, 0, 8) if a.title.startswith("Fix with")]
+    assert quick.title == "Fix with ruff (unsafe): Remove unused import"
+    assert quick.is_preferred is False  # never picked by an editor's "apply preferred"
+    assert applied(shot, fix_args(shot, r)) == "x = 1\n"  # chosen on its own: applied
+    assert chosen(shot) == ([], []) and actions(shot, 5, 0, [FIX_ALL_KIND]) == []
+    opted_in = dataclasses.replace(shot, settings=Settings(unsafe_fixes=True))
+    assert [n for _, n in chosen(opted_in)[0]] == [0]
+    assert applied(opted_in, FixAllArgs(uri=shot.uri or "")) == "x = 1\n"
+
+
+def test_fix_all_takes_a_findings_first_safe_fix_and_never_a_display_only_one() -> None:
+    shown_only = replace(remove_import("show"), applicability=FixApplicability.DISPLAY_ONLY)
+    first_unsafe = unsafe(remove_import("risky"))
+    safe_second = FindingFix(description="safe", edits=(edit(0, 7, 0, 9, "sys"),))
+    r = unused_import(shown_only, first_unsafe, safe_second)
+    shot = snapshot(results=[r])
+    titles = [a.title for a in actions(shot, 0, 8) if a.title.startswith("Fix with")]
+    assert titles == ["Fix with ruff (unsafe): risky", "Fix with ruff: safe"]
+    assert bulk_fix(r.findings[0]) == safe_second
+    assert bulk_fix(r.findings[0], unsafe=True) == first_unsafe
+    assert applied(shot, FixAllArgs(uri=shot.uri or "")) == "import sys\nx = 1\n"
+    only_shown = unused_import(shown_only)
+    assert bulk_fix(only_shown.findings[0], unsafe=True) is None
+    assert fix_all([(only_shown, 0)], unsafe=True) == ([], [])

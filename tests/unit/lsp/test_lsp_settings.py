@@ -45,5 +45,5 @@ def test_initialization_options_may_nest_under_acp() -> None:
 
 def test_schema_has_descriptions_for_every_field() -> None:
     properties = settings_schema()["properties"]
-    assert set(properties) == {"runOn", "debounceMs", "clearOnEdit", "progress"}
+    assert set(properties) == {"runOn", "debounceMs", "clearOnEdit", "unsafeFixes", "progress"}
     assert all(prop.get("description") for prop in properties.values())

@@ -259,7 +259,7 @@ class TestRefusedAndForgiven:
 class TestPresets:
     def test_a_preset_supplies_the_fields_and_the_table_overrides_them(self) -> None:
         (ruff,) = parse_config('[[validations]]\npreset = "ruff"\nmode = "required"\n')
-        assert ruff.name == "ruff" and ruff.format is OutputFormat.SARIF
+        assert ruff.name == "ruff" and ruff.format is OutputFormat.JSON
         assert ruff.command[:2] == ("ruff", "check") and ruff.uses_files
         assert "*.py" in ruff.applies_to and ruff.fix is not None
         (custom,) = parse_config(
@@ -420,3 +420,12 @@ class TestSuppress:
         above = {name for name, spec in suppress.items() if spec.where is SuppressPlace.LINE_ABOVE}
         assert above == {"eslint", "shellcheck", "hadolint", "markdownlint", "yamllint"}
         assert {name for name, spec in suppress.items() if spec.first} == {"mypy"}
+
+
+def test_a_preset_table_with_a_format_of_its_own_drops_the_presets_json_mapping() -> None:
+    """``preset = "ruff"`` with ruff's SARIF, as written before the preset read JSON."""
+    (ruff,) = parse_config(
+        '[[validations]]\npreset = "ruff"\nformat = "sarif"\n'
+        'command = ["ruff", "check", "--output-format", "sarif", "."]\n'
+    )
+    assert ruff.format is OutputFormat.SARIF and ruff.mapping is None

@@ -119,7 +119,8 @@ def test_presets_say_what_they_fill_in_as_written_in_acp_toml() -> None:
     ruff = presets["ruff"]
     assert ruff.executable == "ruff" and ruff.install == "pip install ruff"
     assert ruff.fields["name"] == "ruff" and ruff.fields["mode"] == "required"
-    assert ruff.fields["format"] == "sarif"
+    assert ruff.fields["format"] == "json"
+    assert ruff.fields["mapping"]["fix_applicability"] == "applicability"
     assert ruff.fields["suppress"] == {
         "comment": "# noqa: {codes}",
         "where": "line",
