@@ -10,6 +10,7 @@ a command returns its output, and every failure becomes one line,
 from __future__ import annotations
 
 import argparse
+import asyncio
 import logging
 import sqlite3
 import sys
@@ -18,11 +19,13 @@ from pathlib import Path
 
 from acp_backend import cli_resources
 from acp_backend.cli_support import Output, Subcommands, data_dir
+from acp_backend.facade import create_facade
 from acp_backend.http_server import serve
 from acp_backend.plans import cli as plans_cli
+from acp_backend.plans.lifecycle import Swept, plans_of
 from acp_backend.validation import cli as validation_cli
 from acp_client.errors import AcpError
-from acp_client.signals import Terminated
+from acp_client.signals import Terminated, run_until_terminated
 
 log = logging.getLogger(__name__)
 
@@ -54,12 +57,43 @@ def _serve(args: argparse.Namespace) -> int:
     )
 
 
+def register_gc(subcommands: Subcommands) -> None:
+    parser = subcommands.add_parser(
+        "gc",
+        help="expire plans whose sandbox outlived $ACP_SANDBOX_TTL_HOURS (default 24), remove "
+        "sandboxes no open plan owns, prune their git worktrees",
+    )
+    parser.set_defaults(run=_gc)
+
+
+def _gc(args: argparse.Namespace) -> str:
+    """Local upkeep of the data dir, safe beside a server using it: plans
+    move by compare-and-set, and only sandboxes of ended plans are removed."""
+
+    async def sweep() -> Swept:
+        facade = create_facade(data_dir(args))
+        try:
+            return await asyncio.to_thread(plans_of(facade.services).sweep)
+        finally:
+            await facade.aclose()
+
+    swept = run_until_terminated(sweep())
+    lines = [f"expired plan {plan_id}" for plan_id in swept.expired]
+    lines += [f"removed sandbox {name}" for name in swept.removed]
+    lines.append(
+        f"{len(swept.expired)} plan(s) expired, {len(swept.removed)} sandbox(es) removed, "
+        f"{swept.freed_bytes / 1e6:.1f} MB freed"
+    )
+    return "\n".join(lines)
+
+
 # Each adds a group of subcommands.
 REGISTRARS: tuple[Callable[[Subcommands], None], ...] = (
     cli_resources.register,
     validation_cli.register,
     plans_cli.register,
     register_serve,
+    register_gc,
 )
 
 

@@ -282,12 +282,15 @@ class PlanState(StrEnum):
     COMPLETE = "complete"  # ready to preview and apply
     ERRORED = "errored"
     APPLIED = "applied"
-    CONSTRAINED = "constrained"  # a required validation failed in the sandbox
+    CONSTRAINED = "constrained"  # it makes a required validation worse (``reason``)
     CANCELLED = "cancelled"
     IN_EDITOR = "in_editor"  # applied in an editor's buffers, not saved yet (plan.settle)
+    EXPIRED = "expired"  # ready too long unapplied: its sandbox was removed
 
 
-TERMINAL_PLAN_STATES = frozenset({PlanState.ERRORED, PlanState.APPLIED, PlanState.CANCELLED})
+TERMINAL_PLAN_STATES = frozenset(
+    {PlanState.ERRORED, PlanState.APPLIED, PlanState.CANCELLED, PlanState.EXPIRED}
+)
 """States a plan never leaves."""
 OPEN_PLAN_STATES = frozenset(PlanState) - TERMINAL_PLAN_STATES
 """A plan that has not ended: it can still be cancelled."""

@@ -9,6 +9,7 @@ table is printed at the end (and written with ``--acp-conformance-report``).
 from __future__ import annotations
 
 import importlib.util
+import warnings
 from pathlib import Path
 
 import pytest
@@ -21,6 +22,32 @@ OPTIONS = pytest.StashKey[KitOptions]()
 
 def pytest_addoption(parser: pytest.Parser) -> None:
     add_options(parser)
+
+
+LOOP_SCOPE_UNSET = r'The configuration option "asyncio_default_fixture_loop_scope" is unset'
+
+
+def pytest_cmdline_main(config: pytest.Config) -> None:
+    """The kit's checks are synchronous (it drives its own event loop), so
+    pytest-asyncio's advice to the project about its loop scope does not
+    apply to a kit run: it is not shown. Decided before any plugin's
+    ``pytest_configure``, where pytest-asyncio would say it."""
+    if config.getoption("acp_conformance", None) is None:
+        return
+    try:
+        unset = config.getini("asyncio_default_fixture_loop_scope") is None
+    except ValueError:  # pytest-asyncio is not installed
+        return
+    if unset:
+        config.pluginmanager.register(QuietLoopScope(), "acp_conformance.loop_scope")
+
+
+class QuietLoopScope:
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_configure(self) -> None:
+        # Inside pytest's own warnings context for configure (which resets
+        # the filters), ahead of pytest-asyncio's hook.
+        warnings.filterwarnings("ignore", message=LOOP_SCOPE_UNSET)
 
 
 @pytest.hookimpl(trylast=True)

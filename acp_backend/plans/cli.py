@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 import argparse
+import asyncio
 import json
+import os
 
 from pydantic import TypeAdapter, ValidationError
 
 from acp_backend.cli_support import Subcommands, client_command, format_table
+from acp_backend.plans.sandbox import disk_use
 from acp_client import AcpClient
 from acp_client.errors import InvalidParams
 from acp_client.events import PlanChanged
@@ -87,8 +90,18 @@ def register(subcommands: Subcommands) -> None:
     propose.set_defaults(run=client_command(_propose))
 
 
-def _line(plan: Plan) -> list[str]:
-    return [plan.id, f"{plan.phase}/{plan.state}", plan.title, ", ".join(plan.paths)]
+def _line(plan: Plan, sandbox: str) -> list[str]:
+    return [plan.id, f"{plan.phase}/{plan.state}", sandbox, plan.title, ", ".join(plan.paths)]
+
+
+def _sandbox_size(plan: Plan) -> str:
+    """The disk its sandbox takes, as seen from here ("-": none; "?": the
+    sandbox is on the server's machine, not this one)."""
+    if plan.sandbox_root is None:
+        return "-"
+    if not os.path.isdir(plan.sandbox_root):
+        return "?"
+    return f"{disk_use(plan.sandbox_root) / 1e6:.1f} MB"
 
 
 async def _list(client: AcpClient, args: argparse.Namespace) -> str:
@@ -98,7 +111,9 @@ async def _list(client: AcpClient, args: argparse.Namespace) -> str:
         return json.dumps(PlanListResult(plans=plans).model_dump(mode="json"), indent=2)
     if not plans:
         return EMPTY_HINT
-    return format_table(["ID", "STATE", "TITLE", "PATHS"], [_line(p) for p in plans])
+    sizes = await asyncio.gather(*(asyncio.to_thread(_sandbox_size, p) for p in plans))
+    rows = [_line(plan, size) for plan, size in zip(plans, sizes, strict=True)]
+    return format_table(["ID", "STATE", "SANDBOX", "TITLE", "PATHS"], rows)
 
 
 def _describe(plan: Plan) -> str:

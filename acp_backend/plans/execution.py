@@ -48,7 +48,16 @@ _TAIL = 400
 
 
 async def execute(plans: Plans, plan: Plan, resource: Resource, config: ValidationConfig) -> None:
-    """The plan's task: ends with the plan in a stored, announced state."""
+    """The plan's task: ends with the plan in a stored, announced state.
+    It stays queued while ``plans.slots`` sandboxes are already at work."""
+    try:
+        async with plans.slots:
+            await _execute(plans, plan, resource, config)
+    finally:
+        plans.tasks.pop(plan.id, None)
+
+
+async def _execute(plans: Plans, plan: Plan, resource: Resource, config: ValidationConfig) -> None:
     try:
         plan = plans.move(plan, phase=PlanPhase.EXECUTE, state=PlanState.PROCESSING)
         sandbox = await asyncio.to_thread(create_sandbox, resource.root, plans.sandbox_dir(plan.id))
@@ -82,8 +91,6 @@ async def execute(plans: Plans, plan: Plan, resource: Resource, config: Validati
         with contextlib.suppress(Superseded):
             plans.move(plan, state=PlanState.ERRORED, reason=reason, sandbox_root=None)
         await plans.close_sandbox(plan)
-    finally:
-        plans.tasks.pop(plan.id, None)
 
 
 async def _run_fix(

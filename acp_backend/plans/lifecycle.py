@@ -12,13 +12,15 @@ import contextlib
 import logging
 import os
 from collections.abc import Collection, Sequence
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from acp_backend.limits import plan_concurrency, sandbox_ttl_seconds
 from acp_backend.plans.changes import same_change
 from acp_backend.plans.records import PlanRecords
-from acp_backend.plans.sandbox import remove_sandbox
+from acp_backend.plans.sandbox import disk_use, remove_sandbox
 from acp_backend.services import Services
 from acp_backend.validation.selection import select_validations
 from acp_backend.validation.service import ValidationService
@@ -42,11 +44,22 @@ class Superseded(Exception):
     """The stored plan moved on (another process cancelled it): stop working on it."""
 
 
+@dataclass(frozen=True)
+class Swept:
+    """What ``Plans.sweep`` cleared."""
+
+    expired: tuple[str, ...] = ()  # plans whose sandbox outlived the TTL
+    removed: tuple[str, ...] = ()  # sandbox directories no open plan owns
+    freed_bytes: int = 0
+
+
 class Plans:
     def __init__(self, services: Services) -> None:
         self.services = services
         self.records = PlanRecords(services.store)
         self.tasks: dict[str, asyncio.Task[None]] = {}
+        # Proposals beyond this many wait, queued, before making a sandbox.
+        self.slots = asyncio.Semaphore(plan_concurrency())
 
     @property
     def validation(self) -> ValidationService:
@@ -155,6 +168,48 @@ class Plans:
                 await self.close_sandbox(other)
             except OSError as exc:  # gc clears what is left; the plan stands
                 log.warning("could not remove the sandbox of plan %s: %s", other.id, exc)
+
+    def sweep(self, now: datetime | None = None) -> Swept:
+        """Expire ready plans whose sandbox is older than the TTL (the plan
+        becomes ``expired``, its sandbox goes), then remove every sandbox
+        directory no open plan owns (a backend killed mid-proposal leaves
+        one) and prune the git worktree entries they leave behind."""
+        moment = now or datetime.now(UTC)
+        ttl = sandbox_ttl_seconds()
+        expired: list[str] = []
+        for plan in self.records.find(None, APPLIABLE_PLAN_STATES):
+            if plan.sandbox_root is None or (moment - plan.updated_at).total_seconds() < ttl:
+                continue
+            with contextlib.suppress(Superseded):
+                self.move(
+                    plan,
+                    APPLIABLE_PLAN_STATES,
+                    state=PlanState.EXPIRED,
+                    reason=f"unapplied for {ttl / 3600:g} h: its sandbox was removed; "
+                    "propose the fix again",
+                    sandbox_root=None,
+                )
+                self.close_sandbox_now(plan)
+                expired.append(plan.id)
+        removed: list[str] = []
+        freed = 0
+        folder = self.services.data_dir / "sandboxes"
+        for checkout in sorted(folder.iterdir()) if folder.is_dir() else ():
+            if self._owned(checkout.name):
+                continue
+            freed += disk_use(checkout)
+            with contextlib.suppress(NotFound):
+                self.close_sandbox_now(self.records.get(checkout.name))
+            if checkout.exists():
+                remove_sandbox(str(checkout))
+            removed.append(checkout.name)
+        return Swept(tuple(expired), tuple(removed), freed)
+
+    def _owned(self, plan_id: str) -> bool:
+        try:
+            return self.records.get(plan_id).state not in TERMINAL_PLAN_STATES
+        except NotFound:
+            return False
 
     def settle_orphans(self) -> None:
         """Plans whose worker process died mid-execution end as errored."""

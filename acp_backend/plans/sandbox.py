@@ -11,6 +11,7 @@ Everything here blocks: callers on the event loop use a thread.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import os
 import shutil
@@ -143,3 +144,13 @@ def remove_sandbox(checkout: str) -> None:
     shutil.rmtree(checkout, ignore_errors=True)
     if repository is not None:
         _git(repository, "worktree", "prune")
+
+
+def disk_use(checkout: Path | str) -> int:
+    """Bytes the files under ``checkout`` take (symlinks not followed)."""
+    total = 0
+    for folder, _, names in os.walk(checkout):
+        for name in names:
+            with contextlib.suppress(OSError):
+                total += os.lstat(os.path.join(folder, name)).st_size
+    return total

@@ -98,6 +98,7 @@ async def create(services: Services, params: PlanCreateParams) -> Plan:
 async def propose(services: Services, params: PlanExecuteParams) -> Plan:
     resource = services.registry.get(params.resource)
     plans = plans_of(services)
+    await asyncio.to_thread(plans.sweep)  # before a new sandbox: clear the expired ones
     loaded = plans.validation.configs.get(Path(resource.root))
     config = next((c for c in loaded.validations if c.name == params.validation), None)
     if config is None:

@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import asyncio
-import os
 from pathlib import Path
 
 from acp_backend.handlers import handles
+from acp_backend.limits import validation_concurrency
 from acp_backend.plans.records import sandbox_root_of
 from acp_backend.services import Services
 from acp_backend.validation import isolation
@@ -15,7 +15,7 @@ from acp_backend.validation.runs import ValidationRuns
 from acp_backend.validation.schema import validation_schema
 from acp_backend.validation.selection import logical_path, select_validations
 from acp_backend.validation.validator import RunScope
-from acp_client.errors import InvalidState, NotFound
+from acp_client.errors import NotFound
 from acp_client.models import (
     Finding,
     Location,
@@ -38,8 +38,6 @@ from acp_client.operations import (
 )
 from acp_client.paths import CONFIG_FILE
 
-CONCURRENCY_ENV = "ACP_VALIDATION_CONCURRENCY"
-
 
 class ValidationService:
     """The backend's validation state: parsed acp.toml files and running validations."""
@@ -56,7 +54,7 @@ class ValidationService:
             events=services.events,
             save=self._save,
             tasks=services.tasks,
-            concurrency=concurrency_from_env(),
+            concurrency=validation_concurrency(),
         )
 
     def _save(self, result: ValidationResult) -> None:
@@ -79,19 +77,6 @@ class ValidationService:
             for name in names
             if (resource_id, name) in self.baselines
         }
-
-
-def concurrency_from_env() -> int:
-    """``$ACP_VALIDATION_CONCURRENCY``, else the number of CPUs."""
-    raw = os.environ.get(CONCURRENCY_ENV)
-    if raw is None:
-        return os.cpu_count() or 1
-    if not raw.strip().isdecimal() or int(raw) < 1:
-        raise InvalidState(
-            f"${CONCURRENCY_ENV} is {raw!r}, not a positive integer",
-            remedy=f"unset {CONCURRENCY_ENV} or set it to how many validators may run at once",
-        )
-    return int(raw)
 
 
 def _service(services: Services) -> ValidationService:

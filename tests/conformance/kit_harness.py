@@ -69,6 +69,8 @@ def run_kit(workdir: Path, *args: str, timeout_s: float = 20) -> KitRun:
     )
     output = done.stdout + done.stderr
     assert (workdir / "report.json").is_file(), f"no report written:\n{output[-3000:]}"
+    # No ini here: the kit keeps pytest-asyncio's loop-scope advice to itself.
+    assert "PytestDeprecationWarning" not in output, output[-3000:]
     data = json.loads((workdir / "report.json").read_text(encoding="utf-8"))
     assert (workdir / "report.md").is_file()
     return KitRun(done.returncode, output, data)

@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -97,6 +98,8 @@ def test_propose_fix_on_ruff_previews_and_applies(demo: Path, tmp_path: Path) ->
     assert {("inventory.py", "E722"), ("greetings.py", "F821")} <= found  # beyond ruff's fix
     listed = cli(data_dir, "plan", "list").stdout
     assert str(plan["id"]) in listed and "Fix ruff findings" in listed
+    (row,) = [line for line in listed.splitlines() if str(plan["id"]) in line]
+    assert re.search(r"\b\d+\.\d MB\b", row), row  # the sandbox's disk use
 
     shown = cli(data_dir, "plan", "preview", str(plan["id"])).stdout
     assert "-import os\n" in shown and "plan_hash: sha256:" in shown

@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
 
-from acp_backend.facade import BackendFacade
+from acp_backend.facade import BackendFacade, create_facade
+from acp_backend.limits import plan_concurrency, sandbox_ttl_seconds
+from acp_backend.plans.lifecycle import plans_of
 from acp_client.errors import InvalidParams, InvalidState
 from acp_client.models import Plan, PlanState
 from tests.support.plans import plan_when, settled
@@ -224,3 +228,60 @@ async def test_proposing_the_same_fix_again_supersedes_the_older_plan(
     assert other.state is PlanState.COMPLETE
     kept = Plan.model_validate(await facade.dispatch("plan.get", {"plan_id": again.id}))
     assert kept.state is PlanState.COMPLETE
+
+
+async def test_proposals_beyond_the_limit_wait_queued_without_a_sandbox(
+    data_dir: Path, project: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("ACP_PLAN_CONCURRENCY", "1")
+    facade = create_facade(data_dir)
+    try:
+        await facade.dispatch("resource.register", {"path": str(project), "name": "p"})
+        (project / "acp.toml").write_text(CONFIG)
+        slow = await plan_when(
+            facade, (await propose(facade, "slow-fixer")).id, lambda p: p.sandbox_root is not None
+        )
+        waiting = await propose(facade, "good-fixer")
+        await asyncio.sleep(0.5)
+        held = Plan.model_validate(await facade.dispatch("plan.get", {"plan_id": waiting.id}))
+        assert held.state is PlanState.QUEUED and held.sandbox_root is None
+        assert [p.name for p in (data_dir / "sandboxes").iterdir()] == [slow.id]
+        await facade.dispatch("plan.cancel", {"plan_id": slow.id})  # frees the slot
+        done = await settled(facade, waiting.id)
+        assert done.state is PlanState.COMPLETE, done.reason
+    finally:
+        await facade.aclose()
+
+
+async def test_a_ready_plan_expires_after_the_ttl_and_gc_clears_what_a_crash_left(
+    facade: BackendFacade, project: Path, data_dir: Path
+) -> None:
+    git_commit_all(project)
+    ready = await settled(facade, (await propose(facade, "good-fixer")).id)
+    assert ready.sandbox_root is not None
+    leftover = data_dir / "sandboxes" / "01CRASHEDPLANWITHNORECORD0"
+    leftover.mkdir()
+    (leftover / "half-copied.py").write_text("x" * 1000)
+    plans = plans_of(facade.services)
+    now = datetime.now(UTC)
+    swept = plans.sweep(now)  # within the TTL: only the leftover goes
+    assert swept.expired == () and swept.removed == (leftover.name,)
+    assert swept.freed_bytes >= 1000 and not leftover.exists()
+    swept = plans.sweep(now + timedelta(hours=25))
+    assert swept.expired == (ready.id,)
+    expired = Plan.model_validate(await facade.dispatch("plan.get", {"plan_id": ready.id}))
+    assert expired.state is PlanState.EXPIRED and expired.sandbox_root is None
+    assert expired.reason is not None and "propose the fix again" in expired.reason
+    assert not leftovers(Path(ready.sandbox_root), "*") and len(worktrees(project)) == 1
+    with pytest.raises(InvalidState, match="it is expired"):
+        await facade.dispatch("plan.apply", {"plan_id": ready.id, "expected_hash": "sha256:0"})
+
+
+def test_a_limit_that_is_not_a_positive_number_is_one_error(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    for name, raw in (("ACP_PLAN_CONCURRENCY", "0"), ("ACP_SANDBOX_TTL_HOURS", "soon")):
+        monkeypatch.setenv(name, raw)
+        with pytest.raises(InvalidState, match=rf"\${name} is {raw!r}"):
+            plan_concurrency() if name == "ACP_PLAN_CONCURRENCY" else sandbox_ttl_seconds()
+        monkeypatch.delenv(name)
