@@ -40,6 +40,9 @@ from lsprotocol import types
 from pygls.lsp.client import LanguageClient
 
 REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO / "bench"))
+from rows import machine  # noqa: E402
+
 FINDINGS = 1000
 PLAN_FILES = 100
 LONG_LINES = 10_000  # long.py: repeated bodies, its last line a fixable finding
@@ -420,7 +423,8 @@ def main() -> int:
             f"{'yes' if row.ok else 'NO'} |\n"
         )
     if args.json is not None:
-        payload = {"name": "code_actions", "rows": [asdict(row) for row in rows]}
+        rows_json = [asdict(row) for row in rows]
+        payload = {"name": "code_actions", "machine": machine(), "rows": rows_json}
         args.json.write_text(json.dumps(payload, indent=2) + "\n", encoding="utf-8")
     return 1 if args.check and not all(row.ok for row in rows) else 0
 

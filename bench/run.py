@@ -28,7 +28,6 @@ import asyncio
 import contextlib
 import json
 import os
-import platform
 import shutil
 import statistics
 import subprocess
@@ -38,10 +37,10 @@ import time
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from lsp_wire import Wire
+from rows import machine
 
 REPO = Path(__file__).resolve().parents[1]
 BENCH = REPO / "bench"
@@ -657,16 +656,6 @@ async def bench_startup(tmp: Path, rounds: int) -> list[Row]:
 
 
 # --- output -------------------------------------------------------------------------------
-
-
-def machine() -> dict[str, Any]:
-    load = os.getloadavg()
-    return {
-        "cpus": os.cpu_count(),
-        "load": [round(x, 2) for x in load],
-        "python": platform.python_version(),
-        "date": time.strftime("%Y-%m-%d"),
-    }
 
 
 def markdown(rows: Sequence[Row]) -> str:

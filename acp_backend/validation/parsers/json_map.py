@@ -15,9 +15,10 @@ their edits are in the record's file, in the findings' units.
 
 from __future__ import annotations
 
+import functools
 import json
 import re
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
 from acp_backend.validation.config import ColumnUnit, JsonMapping
@@ -147,19 +148,23 @@ def _documents(text: str) -> Iterator[Any]:
             yield load_json(line, "JSON")
 
 
-def _tokens(selector: str) -> list[str]:
-    tokens = [m[0] for m in _TOKEN.finditer(selector) if m[0] != "."]
+@functools.cache
+def _tokens(selector: str) -> tuple[str, ...]:
+    """A selector split once (a mapping's selectors are read for every record)."""
+    tokens = tuple(m[0] for m in _TOKEN.finditer(selector) if m[0] != ".")
     if "".join(tokens) != selector.replace(".", ""):
         raise OutputError(f"mapping selector {selector!r} is not understood")
     return tokens
 
 
-def _records(documents: Iterator[Any], tokens: list[str]) -> Iterator[tuple[Any, list[Any]]]:
+def _records(documents: Iterator[Any], tokens: tuple[str, ...]) -> Iterator[tuple[Any, list[Any]]]:
     for document in documents:
         yield from _walk(document, tokens, [])
 
 
-def _walk(value: Any, tokens: list[str], parents: list[Any]) -> Iterator[tuple[Any, list[Any]]]:
+def _walk(
+    value: Any, tokens: tuple[str, ...], parents: list[Any]
+) -> Iterator[tuple[Any, list[Any]]]:
     if not tokens:
         yield value, parents
         return
@@ -191,18 +196,40 @@ class _Getter:
     def __call__(self, selector: str | None) -> Any:
         if selector is None:
             return None
-        tokens = _tokens(selector)
-        ups = 0
-        while ups < len(tokens) and tokens[ups] == "^":
-            ups += 1
-        value = (
-            self._record
-            if ups == 0
-            else (self._parents[-ups] if ups <= len(self._parents) else _MISSING)
-        )
-        for token in tokens[ups:]:
+        return _reader(selector)(self._record, self._parents)
+
+
+Reader = Callable[[Any, list[Any]], Any]
+
+
+@functools.cache
+def _reader(selector: str) -> Reader:
+    """How to read ``selector`` from a record, worked out once: a mapping's
+    selectors are read for every record, and most are plain names."""
+    tokens = _tokens(selector)
+    ups = 0
+    while ups < len(tokens) and tokens[ups] == "^":
+        ups += 1
+    path = tokens[ups:]
+    if ups == 0 and not any(token.startswith("[") for token in path):
+
+        def plain(record: Any, _: list[Any]) -> Any:
+            value = record
+            for name in path:
+                if not isinstance(value, dict):
+                    return None
+                value = value.get(name)
+            return value
+
+        return plain
+
+    def general(record: Any, parents: list[Any]) -> Any:
+        value = record if ups == 0 else (parents[-ups] if ups <= len(parents) else _MISSING)
+        for token in path:
             value = _step(value, token)
         return None if value is _MISSING else value
+
+    return general
 
 
 def _text(value: Any) -> str:
