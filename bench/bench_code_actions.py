@@ -32,7 +32,6 @@ import tempfile
 import time
 from collections.abc import Callable
 from dataclasses import asdict, dataclass
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -42,6 +41,7 @@ from pygls.lsp.client import LanguageClient
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "bench"))
 from rows import machine  # noqa: E402
+from stored import failed_result  # noqa: E402
 
 FINDINGS = 1000
 PLAN_FILES = 100
@@ -84,19 +84,33 @@ def capabilities() -> types.ClientCapabilities:
     )
 
 
-async def prepare(data_dir: Path, root: Path) -> str:
-    """A project of one 1,000-line file with 1,000 fixable findings, and 100
-    small files a plan will change; returns the resource id."""
-    from acp_backend.facade import create_facade
-    from acp_backend.ids import new_ulid
-    from acp_client.models import (
-        Finding,
-        FindingFix,
-        Location,
-        TextEdit,
-        ValidationMode,
-        ValidationResult,
+def sha256(text: str) -> str:
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
+def unused_import(path: str, line: int, name: str) -> Any:
+    """ruff's F401 on ``import name`` at ``line``, with its fix (the line goes)."""
+    from acp_client.models import Finding, FindingFix, Location, TextEdit
+
+    whole_line = Location(path=path, line=line, character=0, end_line=line + 1, end_character=0)
+    return Finding(
+        location=Location(path=path, line=line, character=7, end_line=line, end_character=9),
+        message=f"`{name}` imported but unused",
+        code="F401",
+        fixes=(
+            FindingFix(
+                description=f"Remove unused import: `{name}`",
+                edits=(TextEdit(location=whole_line, new_text=""),),
+            ),
+        ),
     )
+
+
+async def prepare(data_dir: Path, root: Path) -> str:
+    """A project of one 1,000-line file with 1,000 fixable findings, a
+    10,000-line file with one, and 100 small files a plan will change;
+    returns the resource id."""
+    from acp_backend.facade import create_facade
 
     text = "".join(f"import m{n}\n" for n in range(FINDINGS))
     (root / "big.py").write_text(text, encoding="utf-8")
@@ -105,89 +119,16 @@ async def prepare(data_dir: Path, root: Path) -> str:
     facade = create_facade(data_dir)
     try:
         resource = await facade.dispatch("resource.register", {"path": str(root)})
-        findings = tuple(
-            Finding(
-                location=Location(path="big.py", line=n, character=7, end_line=n, end_character=9),
-                message=f"`m{n}` imported but unused",
-                code="F401",
-                fixes=(
-                    FindingFix(
-                        description=f"Remove unused import: `m{n}`",
-                        edits=(
-                            TextEdit(
-                                location=Location(
-                                    path="big.py",
-                                    line=n,
-                                    character=0,
-                                    end_line=n + 1,
-                                    end_character=0,
-                                ),
-                                new_text="",
-                            ),
-                        ),
-                    ),
-                ),
-            )
-            for n in range(FINDINGS)
-        )
-        now = datetime.now(UTC)
+        resource_id = str(resource["id"])
         long_text = long_file()
         (root / "long.py").write_text(long_text, encoding="utf-8")
-        last = LONG_LINES - 1
-        facade.services.store.insert_result(
-            ValidationResult(
-                id=new_ulid(),
-                validation="lint",
-                mode=ValidationMode.REQUIRED,
-                passed=False,
-                resource_id=resource["id"],
-                run_id=new_ulid(),
-                started_at=now,
-                finished_at=now,
-                findings=(
-                    Finding(
-                        location=Location(
-                            path="long.py", line=last, character=7, end_line=last, end_character=9
-                        ),
-                        message="`os` imported but unused",
-                        code="F401",
-                        fixes=(
-                            FindingFix(
-                                description="Remove unused import: `os`",
-                                edits=(
-                                    TextEdit(
-                                        location=Location(
-                                            path="long.py",
-                                            line=last,
-                                            character=0,
-                                            end_line=last + 1,
-                                            end_character=0,
-                                        ),
-                                        new_text="",
-                                    ),
-                                ),
-                            ),
-                        ),
-                    ),
-                ),
-                file_hashes={"long.py": hashlib.sha256(long_text.encode()).hexdigest()},
-            )
-        )
-        facade.services.store.insert_result(
-            ValidationResult(
-                id=new_ulid(),
-                validation="ruff",
-                mode=ValidationMode.REQUIRED,
-                passed=False,
-                resource_id=resource["id"],
-                run_id=new_ulid(),
-                started_at=now,
-                finished_at=now,
-                findings=findings,
-                file_hashes={"big.py": hashlib.sha256(text.encode()).hexdigest()},
-            )
-        )
-        return str(resource["id"])
+        store = facade.services.store
+        last = unused_import("long.py", LONG_LINES - 1, "os")
+        hashes = {"long.py": sha256(long_text), "big.py": sha256(text)}
+        store.insert_result(failed_result("lint", resource_id, [last], hashes))
+        imports = [unused_import("big.py", n, f"m{n}") for n in range(FINDINGS)]
+        store.insert_result(failed_result("ruff", resource_id, imports, hashes))
+        return resource_id
     finally:
         await facade.aclose()
 

@@ -22,7 +22,6 @@ from __future__ import annotations
 import asyncio
 import sys
 import tempfile
-from datetime import UTC, datetime
 from pathlib import Path
 
 from lsprotocol import types
@@ -31,11 +30,11 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
 from acp_backend.facade import create_facade  # noqa: E402
-from acp_backend.ids import new_ulid  # noqa: E402
-from acp_client.models import Finding, Location, ValidationMode, ValidationResult  # noqa: E402
+from acp_client.models import Finding, Location, ValidationResult  # noqa: E402
 from bench.bench_hover import Editor, p50, row  # noqa: E402
 from bench.hover_facade import calls  # noqa: E402
 from bench.rows import Row, run_bench  # noqa: E402
+from bench.stored import failed_result  # noqa: E402
 
 REQUESTS = 200
 SOURCE = "import os\nx = 1\n"
@@ -46,18 +45,7 @@ def unused_import(resource_id: str) -> ValidationResult:
     """ruff's F401 on ``import os``, as the backend stores it."""
     at = Location(path="a.py", line=0, character=7, end_line=0, end_character=9)
     flagged = Finding(location=at, message="`os` imported but unused", code="F401")
-    now = datetime.now(UTC)
-    return ValidationResult(
-        id=new_ulid(),
-        validation="ruff",
-        mode=ValidationMode.REQUIRED,
-        passed=False,
-        resource_id=resource_id,
-        run_id=new_ulid(),
-        started_at=now,
-        finished_at=now,
-        findings=(flagged,),
-    )
+    return failed_result("ruff", resource_id, [flagged])
 
 
 class Completer(Editor):

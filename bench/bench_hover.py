@@ -42,7 +42,6 @@ import sys
 import tempfile
 import time
 from collections.abc import Awaitable, Callable
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -53,18 +52,17 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
 from acp_backend.facade import BackendFacade, create_facade  # noqa: E402
-from acp_backend.ids import new_ulid  # noqa: E402
 from acp_backend.inspect.history import History  # noqa: E402
 from acp_backend.inspect.languages import LANGUAGES  # noqa: E402
 from acp_backend.inspect.syntax import Trees  # noqa: E402
 from acp_client.models import (  # noqa: E402
     Finding,
     Location,
-    ValidationMode,
     ValidationResult,
 )
 from bench.hover_facade import calls  # noqa: E402
 from bench.rows import Row, run_bench  # noqa: E402
+from bench.stored import failed_result  # noqa: E402
 
 HOVERS = 200
 SYMBOL_QUERIES = 60
@@ -212,18 +210,7 @@ def finding_result(resource_id: str, text: str) -> ValidationResult:
                     help_uri="https://docs.astral.sh/ruff/rules/undefined-name",
                 )
             )
-    now = datetime.now(UTC)
-    return ValidationResult(
-        id=new_ulid(),
-        validation="lint",
-        mode=ValidationMode.REQUIRED,
-        passed=False,
-        resource_id=resource_id,
-        run_id=new_ulid(),
-        started_at=now,
-        finished_at=now,
-        findings=tuple(findings),
-    )
+    return failed_result("lint", resource_id, findings)
 
 
 class Editor:

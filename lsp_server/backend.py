@@ -7,8 +7,8 @@ a backend that restarted on another port (local mode) is found again.
 A failure is classified before anything is retried (``is_refusal``): an
 outage ends by itself, so the link backs off and any request may hurry the
 next attempt; a refusal (a protocol version, a token, access) ends only
-when something changes, so the link waits for a
-save, a command, new settings, a changed token file, or a slow probe.
+when something changes, so the link waits for a save, a command, new
+settings, a changed token file, or a slow probe.
 """
 
 from __future__ import annotations
