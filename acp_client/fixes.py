@@ -22,6 +22,12 @@ Candidate = tuple[ValidationResult, int]
 """A result and the index of one of its findings."""
 
 
+def offered_alone(fix: FindingFix) -> bool:
+    """Whether a fix is offered on its own ("Fix with *tool*"): any but one
+    its tool only displays. Hover and the code-action menu both ask this."""
+    return fix.applicability is not FixApplicability.DISPLAY_ONLY
+
+
 def bulk_fix_index(finding: Finding, unsafe: bool = False) -> int | None:
     """Which of ``finding``'s fixes "Fix all" and ``check --fix`` take: its
     first safe one (or unsafe, with ``unsafe``); None when it has none."""

@@ -66,12 +66,10 @@ class BackendCalls:
         forbids it to this client (a multi-tenant server): that feature
         degrades, said once. Outages and other refusals propagate."""
         try:
-            return await call
-        except Unsupported as exc:
-            self._notices.degraded(exc.operation)
+            return await self.if_offered(call)
         except Forbidden as exc:
             self._notices.degraded(operation, exc)
-        return None
+            return None
 
     async def if_offered(self, call: Coroutine[Any, Any, T]) -> T | None:
         """The answer, or None when the backend lacks the operation (said

@@ -3,8 +3,7 @@
 An outage is said once and lasts until the event stream has proven healthy
 (the session calls ``healthy``); a refusal (``backend.is_refusal``) is said
 once, with what would end it, until the stream has proven healthy or the
-backend says something else;
-the connection is logged once per outage
+backend says something else; the connection is logged once per outage
 and whenever it moves elsewhere; an operation the backend lacks is said once,
 naming it; a folder outside every resource is announced once, with a message
 only where it declares validations (an ``acp.toml``) and a log line
@@ -43,7 +42,7 @@ class Notices:
         self.outage_said = False  # for the current outage, until the stream proves healthy
         self._up_logged = False  # "connected"/"back" logged since the last outage was said
         self._described = ""  # the backend last logged as connected
-        self._refusal_said = ""  # the refusal said since the last connection
+        self._refusal_said = ""  # the refusal said, until the stream proves healthy
 
     def outage(self, exc: Exception) -> None:
         log.warning("ACP backend unavailable: %s", exc)

@@ -18,7 +18,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from acp_client.models import Finding, FixApplicability, TextEdit, ValidationResult
+from acp_client.fixes import offered_alone
+from acp_client.models import Finding, TextEdit, ValidationResult
 from lsp_server.snapshot import Snapshot
 
 
@@ -61,7 +62,7 @@ def proposable(snapshot: Snapshot, validation: str) -> bool:
 
 
 def remedies(snapshot: Snapshot, result: ValidationResult, finding: Finding) -> Remedies:
-    offered = [f for f in finding.fixes if f.applicability is not FixApplicability.DISPLAY_ONLY]
+    offered = [fix for fix in finding.fixes if offered_alone(fix)]
     fits = sum(fitted(snapshot, result, fix.edits) is not None for fix in offered)
     return Remedies(
         tool_fixes=fits,

@@ -20,7 +20,7 @@ from collections.abc import Iterable, Mapping, Sequence
 
 from lsprotocol import types
 
-from acp_client.fixes import Candidate, bulk_fix, fix_all
+from acp_client.fixes import Candidate, bulk_fix, fix_all, offered_alone
 from acp_client.models import FixApplicability, TextEdit, ValidationResult
 from lsp_server.calls import BackendCalls
 from lsp_server.code_actions import ActionRequest, action, finding_of, resolved_arguments
@@ -82,8 +82,8 @@ class Fixes(Feature):
                 continue
             result, index, finding = hit
             for number, fix in enumerate(finding.fixes):
-                if fix.applicability is FixApplicability.DISPLAY_ONLY:
-                    continue  # the tool shows it, never applies it
+                if not offered_alone(fix):
+                    continue
                 unsafe = " (unsafe)" if fix.applicability is FixApplicability.UNSAFE else ""
                 title = f"Fix with {result.validation}{unsafe}" + (
                     f": {fix.description}" if fix.description else ""
