@@ -14,7 +14,7 @@ from acp_conformance.kit import Kit
 from acp_conformance.options import KitOptions
 from acp_conformance.plugin import OPTIONS
 from acp_conformance.scratch import ScratchUnavailable, prepare, release
-from acp_conformance.wire import HttpWire, LocalWire, Wire
+from acp_conformance.wire import HttpWire, open_wire
 
 
 @pytest.fixture(scope="session")
@@ -22,21 +22,15 @@ def kit_options(pytestconfig: pytest.Config) -> KitOptions:
     return pytestconfig.stash[OPTIONS]
 
 
-def _wire(options: KitOptions, data_dir: Path) -> Wire:
-    try:
-        if options.local:
-            return LocalWire(options.facade, data_dir)
-        return HttpWire(options.acp, options.token_file, options.timeout)
-    except (AcpError, ValueError) as exc:  # a facade that does not load, a refused URL
-        pytest.fail(f"cannot set up the backend: {exc}", pytrace=False)
-
-
 @pytest.fixture(scope="session")
 def kit(kit_options: KitOptions, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Kit]:
     """The backend's wire, initialised, with the scratch resource in place.
     A setup failure is reported once per check, with its reason, and fast."""
     data_dir = kit_options.data_dir or tmp_path_factory.mktemp("acp-data")
-    wire = _wire(kit_options, data_dir)
+    try:
+        wire = open_wire(kit_options, data_dir)
+    except (AcpError, ValueError) as exc:  # a facade that does not load, a refused URL
+        pytest.fail(f"cannot set up the backend: {exc}", pytrace=False)
     runner = asyncio.Runner()
     try:
         try:

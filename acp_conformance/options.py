@@ -33,16 +33,22 @@ class KitOptions:
     def local(self) -> bool:
         return self.acp == LOCAL
 
-    def server_argv(self, data_dir: Path) -> list[str]:
-        """``--server-command`` with ``{acp}``, ``{token_file}``, ``{data_dir}``
-        and ``{facade}`` filled in."""
+    def server_argv(self, data_dir: Path, acp: str | None = None) -> list[str]:
+        """``--server-command`` with ``{acp}`` (``acp`` if given: another
+        backend), ``{token_file}``, ``{data_dir}`` and ``{facade}`` filled in."""
         values = {
-            "acp": self.acp,  # the base URL: servers append /acp/v1 (some accept it too)
+            "acp": acp or self.acp,  # the base URL: servers append /acp/v1 (some accept it too)
             "token_file": str(self.token_file or ""),
             "data_dir": str(data_dir),
             "facade": self.facade,
         }
         return [part.format(**values) for part in self.server_command]
+
+    @property
+    def server_takes_acp(self) -> bool:
+        """Whether the server is told its backend by ``{acp}`` (so the kit can
+        put another one in front of it)."""
+        return any("{acp}" in part for part in self.server_command)
 
 
 def base_url(url: str) -> str:

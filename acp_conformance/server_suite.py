@@ -23,9 +23,13 @@ from pytest_lsp import LspSpecificationWarning
 from acp_client.paths import CONFIG_FILE, path_to_uri
 from acp_client.text import split_lines
 from acp_conformance.kit import Kit
+from acp_conformance.liar import LyingRelay
 from acp_conformance.lsp_session import Session, spec_warnings, start
+from acp_conformance.lying_plans import TARGET as LIED_ABOUT
+from acp_conformance.lying_plans import escapes, find_action, refusal_problems
 from acp_conformance.profiles import Profile, plaintext_hover, profiles
 from acp_conformance.scratch import INFORMATIONAL, PASSING, REQUIRED, SAMPLE, TOGGLE
+from acp_conformance.wire import open_wire
 
 TARGETS = {
     REQUIRED: "required_target",
@@ -59,11 +63,19 @@ def session(
     close(kit, session)
 
 
-def launch(kit: Kit, profile: Profile, root: Path, unregistered: Path | None = None) -> Session:
+def launch(
+    kit: Kit,
+    profile: Profile,
+    root: Path,
+    unregistered: Path | None = None,
+    *,
+    acp: str | None = None,
+) -> Session:
     """The server under test, initialised as ``profile`` with ``root`` (and
-    ``unregistered``) as workspace folders, and sample.py open."""
+    ``unregistered``) as workspace folders, and sample.py open; ``acp``: the
+    backend it is given instead of the kit's."""
     folders = [root] if unregistered is None else [root, unregistered]
-    argv = kit.options.server_argv(kit.data_dir)
+    argv = kit.options.server_argv(kit.data_dir, acp)
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always", LspSpecificationWarning)
         client, requests, answer = kit.run(
@@ -359,6 +371,49 @@ def test_completion(session: Session) -> None:
             break
         time.sleep(0.1)
     assert "mode" in labels, f"completion at a key of [[validations]] offers {labels[:10]}"
+
+
+@pytest.fixture(scope="module")
+def liar(kit: Kit) -> Iterator[LyingRelay]:
+    """The kit's backend behind a relay that lies about where plans write."""
+    if not kit.options.server_takes_acp:
+        pytest.skip("--server-command has no {acp}: the kit cannot put a lying backend in front")
+    relay = LyingRelay(lambda: open_wire(kit.options, kit.data_dir))
+    relay.start()
+    yield relay
+    relay.stop()
+
+
+def test_plan_paths_jailed(session: Session, kit: Kit, liar: LyingRelay) -> None:
+    """A plan whose preview names a path out of its resource (climbing with
+    '..', absolute, or through a symlink that leads out) is refused when
+    applied: nothing sent to the editor, nothing written, the user told."""
+    caps = session.capabilities
+    if not caps.code_action_provider or not caps.execute_command_provider:
+        pytest.skip("the server does not advertise code actions and commands")
+    if not kit.serves("plan.create", "plan.preview", "plan.list", "plan.cancel"):
+        pytest.skip("the backend does not serve plan.create, preview, list and cancel")
+    root = session.root
+    with escapes(kit, root) as lies:
+        liar.lies = {escape.plan_id: escape.path for escape in lies}
+        server = launch(kit, session.profile, root, acp=liar.url)
+        try:
+            server.open(root / LIED_ABOUT, "plaintext")
+            failed = []
+            for escape in lies:
+                action = server.run(find_action(server, escape.plan_id))
+                if action is None:
+                    failed.append(f"a plan at {LIED_ABOUT} is offered no apply action")
+                    continue
+                for problem in server.run(refusal_problems(server, kit, escape, action)):
+                    failed.append(f"a preview whose path {escape.name} ({escape.path}): {problem}")
+            outside = root.parent / f"{root.name}-outside" / LIED_ABOUT
+            if outside.read_text("utf-8") != (root / LIED_ABOUT).read_text("utf-8"):
+                failed.append(f"{outside}, outside the resource, was written")
+        finally:
+            close(kit, server)
+            liar.lies = {}
+    assert not failed, "; ".join(failed)
 
 
 def test_workspace_symbols(session: Session, kit: Kit) -> None:

@@ -22,6 +22,7 @@ from acp_client.errors import RemoteError
 from acp_client.transport import Facade
 from acp_client.transport.http import EVENTS_PATH, RPC_PATH, check_url, resolve_token
 from acp_client.transport.inprocess import load_facade
+from acp_conformance.options import KitOptions
 
 Message = dict[str, Any]
 
@@ -162,6 +163,13 @@ class HttpWire:
 
     async def aclose(self) -> None:
         await self._http.aclose()
+
+
+def open_wire(options: KitOptions, data_dir: Path) -> Wire:
+    """The backend ``options`` name: loaded in this process, or over HTTP."""
+    if options.local:
+        return LocalWire(options.facade, data_dir)
+    return HttpWire(options.acp, options.token_file, options.timeout)
 
 
 async def collect(

@@ -6,7 +6,8 @@ failed informational results as Errors; ``utf16`` counts UTF-16 columns in
 code points (wrong after an astral character such as an emoji); ``spec``
 asks ``workspace/configuration`` of clients that did not offer it;
 ``plaintext`` answers hover in plain text to every client, ``markdown`` in
-Markdown to every client.
+Markdown to every client; ``trusting`` takes a plan's paths as the backend
+gives them (no jail in the contract, none before the editor's edit).
 """
 
 from __future__ import annotations
@@ -16,9 +17,11 @@ import sys
 
 from lsprotocol.types import PositionEncodingKind
 
+from acp_client import models
 from acp_client.models import ValidationMode
 from lsp_server import __main__ as acp_lsp
 from lsp_server import capabilities, marks, positions
+from lsp_server.features import plans
 
 _column = positions.column
 
@@ -54,6 +57,9 @@ def main(argv: list[str]) -> int:
         capabilities.ClientSupport.of = lambda params: dataclasses.replace(  # type: ignore[method-assign]
             resolve(params), hover_markdown=mode == "markdown"
         )
+    elif mode == "trusting":
+        models.why_refused = lambda path: None
+        plans._escape = lambda *args: None
     else:
         raise SystemExit(f"unknown mode {mode!r}")
     return acp_lsp.main(rest)

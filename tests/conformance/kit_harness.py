@@ -14,7 +14,7 @@ from typing import Any
 REPO = Path(__file__).resolve().parents[2]
 # The entry point's name is its module's, so this loads it once, installed or not.
 PLUGIN = ("-p", "acp_conformance.plugin")
-SERVER = f"{sys.executable} -m lsp_server --data-dir {{data_dir}}"
+SERVER = f"{sys.executable} -m lsp_server --acp {{acp}} --data-dir {{data_dir}}"
 
 
 def kit_env() -> dict[str, str]:

@@ -13,7 +13,10 @@ from kit_harness import SERVER, run_kit
 from acp_conformance.profiles import profiles
 from tests.support.servers import ServerProcess
 
-BROKEN = f"{sys.executable} -m tests.conformance.broken_server {{mode}} --data-dir {{data_dir}}"
+BROKEN = (
+    f"{sys.executable} -m tests.conformance.broken_server {{mode}} --acp {{acp}} "
+    "--data-dir {data_dir}"
+)
 
 
 def test_acp_lsp_passes_in_every_profile(tmp_path: Path) -> None:
@@ -26,6 +29,7 @@ def test_acp_lsp_passes_in_every_profile(tmp_path: Path) -> None:
             "clears_on_pass",
             "completion",
             "hover_markup",
+            "plan_paths_jailed",
             "clean_shutdown",
             "no_stdout_noise",
         ):
@@ -48,6 +52,8 @@ def test_acp_lsp_passes_in_every_profile(tmp_path: Path) -> None:
         ),
         ("plaintext", "vscode", {"hover_markup[vscode]"}),  # to a Markdown client
         ("markdown", "vscode", {"hover_markup[vscode]"}),  # to a plain-text one
+        # Issue 27 (11): the preview's path through a symlink out of the root.
+        ("trusting", "plan_paths and vscode", {"plan_paths_jailed[vscode]"}),
     ],
 )
 def test_a_broken_server_fails_exactly_there(
@@ -96,6 +102,7 @@ def test_acp_lsp_passes_through_a_served_backend(tmp_path: Path) -> None:
         server.stop()
     assert run.status == 0, run.output[-3000:]
     assert run.outcomes()["severity_table[lsp4ij]"] == "pass"
+    assert run.outcomes()["plan_paths_jailed[vscode]"] == "pass"  # the relay over HTTP
 
 
 def test_a_server_that_reached_another_backend_is_told_how_to_reach_the_kits(

@@ -3,6 +3,7 @@ the report, the shipped schema and the scratch resource."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import subprocess
 import sys
@@ -15,7 +16,9 @@ from lsprotocol import types
 
 from acp_client.schema import render
 from acp_conformance import schema
+from acp_conformance.liar import lie
 from acp_conformance.lsp_session import frame_problems, kit_converter
+from acp_conformance.lying_plans import applying
 from acp_conformance.options import KitOptions, base_url
 from acp_conformance.profiles import plaintext_hover, profiles
 from acp_conformance.report import FAIL, PASS, SKIP, Check, Report, _failure
@@ -69,6 +72,39 @@ def test_the_server_command_is_filled_in() -> None:
     )
     argv = options.server_argv(Path("/d"))
     assert argv == ["acp-lsp", "--acp", "http://127.0.0.1:1", "--token-file", "/t"]
+    assert options.server_takes_acp
+    # Another backend in front (the lying relay of the plan-path check).
+    assert options.server_argv(Path("/d"), "http://127.0.0.1:2")[2] == "http://127.0.0.1:2"
+    local = dataclasses.replace(options, server_command=("acp-lsp", "--data-dir", "{data_dir}"))
+    assert not local.server_takes_acp
+
+
+def test_the_lie_moves_every_change_and_its_edits() -> None:
+    at = {"path": "fixme.txt", "line": 0, "character": 0, "end_line": 0, "end_character": 4}
+    change = {"path": "fixme.txt", "kind": "modify", "edits": [{"location": at, "new_text": "x"}]}
+    preview = {"plan_id": "p", "changes": [change], "plan_hash": "h", "moved": ["fixme.txt"]}
+    lied = lie(preview, "../out/fixme.txt")
+    assert lied["changes"][0]["path"] == "../out/fixme.txt"
+    assert lied["changes"][0]["edits"][0]["location"]["path"] == "../out/fixme.txt"
+    assert lied["moved"] == [] and lied["plan_hash"] == "h"
+    assert preview["changes"][0]["path"] == "fixme.txt"  # the true answer is left as it was
+
+
+def test_the_applying_action_names_the_plan() -> None:
+    apply = types.CodeAction(
+        "Apply plan “x”",
+        command=types.Command("t", "acp.plan.apply", arguments=[{"plan_id": "P1"}]),
+    )
+    preview = types.CodeAction(
+        "Preview plan “x”",
+        command=types.Command("t", "acp.plan.preview", arguments=[{"plan_id": "P1"}]),
+    )
+    other = types.CodeAction(
+        "Apply plan “y”",
+        command=types.Command("t", "acp.plan.apply", arguments=[{"plan_id": "P2"}]),
+    )
+    assert applying([preview, other, apply], "P1") is apply
+    assert applying([preview, other], "P1") is None
 
 
 def test_errors_are_checked_against_the_catalog() -> None:
