@@ -4,14 +4,16 @@ from __future__ import annotations
 
 import logging
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from acp_client.client import AcpClient
 from acp_client.discovery import HEALTH_TIMEOUT, discover, server_appeared
 from acp_client.paths import default_data_dir
 from acp_client.transport import Transport
-from acp_client.transport.http import HttpTransport, resolve_token
 from acp_client.transport.inprocess import DEFAULT_FACADE, InProcessTransport
-from acp_client.transport.sse import StreamPolicy
+
+if TYPE_CHECKING:
+    from acp_client.transport.policy import StreamPolicy
 
 log = logging.getLogger(__name__)
 
@@ -39,11 +41,15 @@ async def connect(
     only to loopback): that server, with ``token``, else ``token_file``,
     else ``$ACP_TOKEN``.
     """
+    # The HTTP client loads only when a server is used: in local mode with
+    # no server running, httpx (and what it imports) would be ~90 ms for nothing.
     transport: Transport
     if target == LOCAL:
         directory = (data_dir or default_data_dir()).expanduser()
         running = await discover(directory, health_timeout)
         if running is not None:
+            from acp_client.transport.http import HttpTransport
+
             log.debug("using the backend serving %s on port %d", directory, running.port)
             transport = HttpTransport(
                 running.url,
@@ -56,6 +62,8 @@ async def connect(
         else:
             transport = InProcessTransport.load(facade, directory, read_timeout)
     else:
+        from acp_client.transport.http import HttpTransport, resolve_token
+
         transport = HttpTransport(
             target,
             token=resolve_token(token, token_file),

@@ -23,10 +23,12 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from datetime import datetime
 from pathlib import Path
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
-import httpx
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+if TYPE_CHECKING:  # loaded only once there is a server to probe (connect.py says why)
+    import httpx
 
 log = logging.getLogger(__name__)
 
@@ -143,6 +145,8 @@ async def health_ok(
     url: str, budget: float = HEALTH_TIMEOUT, verify: ssl.SSLContext | bool = True
 ) -> bool:
     """True when ``url`` answers ``GET /health`` correctly within ``budget`` seconds."""
+    import httpx
+
     async with httpx.AsyncClient(trust_env=False, verify=verify) as http:
         return await _probe(http, url, budget)
 
@@ -150,6 +154,8 @@ async def health_ok(
 async def _probe(http: httpx.AsyncClient, url: str, budget: float) -> bool:
     # Only the request is timed: making the client (a TLS context) is CPU
     # that a loaded machine would otherwise charge to the server.
+    import httpx
+
     try:
         async with asyncio.timeout(budget):
             response = await http.get(f"{url}/health")
@@ -187,6 +193,8 @@ async def discover(
         except (OSError, ssl.SSLError) as exc:
             log.warning("cannot use the certificate of the backend at %s: %s", info.url, exc)
             return None
+        import httpx
+
         async with httpx.AsyncClient(trust_env=False, verify=verify) as http:
             while True:
                 if await _probe(http, info.url, budget):

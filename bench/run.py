@@ -578,9 +578,21 @@ async def time_to_initialize(command: Sequence[str], root: Path, rounds: int) ->
     return statistics.median(samples)
 
 
+def as_installed(tmp: Path) -> None:
+    """Every process this run starts reads bytecode caches as an installed
+    package does: with ``PYTHONDONTWRITEBYTECODE`` set (as on some CI
+    machines) each start would compile this project's sources again
+    (~0.2 s), a cost no user of an installed acp-lsp pays. The caches go to
+    a directory of this run, not into the checkout."""
+    os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
+    os.environ["PYTHONPYCACHEPREFIX"] = str(tmp / "pycache")
+
+
 def time_command(
     command: Sequence[str], rounds: int, cwd: Path = REPO, env: dict[str, str] | None = None
 ) -> float:
+    """Median wall time of ``rounds`` runs, after one unmeasured (caches warm)."""
+    subprocess.run(command, cwd=cwd, capture_output=True, check=False, env=env)
     samples = []
     for _ in range(rounds):
         started = time.monotonic()
@@ -639,17 +651,31 @@ async def bench_startup(tmp: Path, rounds: int) -> list[Row]:
     check_data = tmp / "check-data"
     register(check_data, demo)
     check = time_command([acp, "check", "--data-dir", str(check_data), str(demo)], rounds)
+    stored = time_command(
+        [acp, "check", "--no-run", "--data-dir", str(check_data), str(demo)], rounds
+    )
     tools = tools_ms(demo, rounds)
+    rows.append(Row("startup", "the demo's tools, one after the other", tools, "ms"))
     rows.append(
         Row(
             "startup",
             "acp-lsp check on examples/demo",
             check,
             "ms",
-            "2 x (tools + 300 ms)",
-            2 * (tools + 300),
+            "tools + 300 ms",
+            tools + 300,
             "<= 1.0x",
-            check <= 2 * (tools + 300),
+            check <= tools + 300,
+        )
+    )
+    rows.append(
+        Row(
+            "startup",
+            "acp-lsp check --no-run on examples/demo (stored results)",
+            stored,
+            "ms",
+            target="<= 200 ms",
+            ok=stored <= 200,
         )
     )
     return rows
@@ -687,6 +713,7 @@ async def main() -> int:
     rows: list[Row] = []
     with tempfile.TemporaryDirectory(prefix="acp-bench-") as name:
         tmp = Path(name)
+        as_installed(tmp)
         if "save" in sections:
             rows += await bench_save(tmp, rounds)
         repeats = 1 if args.quick else 5  # sessions per side of a burst or overlap comparison

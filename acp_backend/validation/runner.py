@@ -27,7 +27,7 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
-from acp_client.transport.http import TOKEN_ENV
+from acp_client.transport import TOKEN_ENV
 
 log = logging.getLogger(__name__)
 

@@ -9,6 +9,9 @@ from typing import TYPE_CHECKING, Any, Protocol, cast, runtime_checkable
 if TYPE_CHECKING:
     from acp_client.events import Event
 
+TOKEN_ENV = "ACP_TOKEN"
+"""Where a server's bearer token may come from; never passed on to a validator."""
+
 
 class Transport(Protocol):
     """Carries JSON-compatible requests and raw event notifications.

@@ -18,13 +18,14 @@ import httpx
 
 from acp_client import jsonrpc
 from acp_client.errors import AuthenticationError, ServerFault, TlsError
+from acp_client.transport import TOKEN_ENV
 from acp_client.transport.failures import TOKEN_REMEDY, check_status, classify
-from acp_client.transport.sse import SseSubscription, StreamPolicy
+from acp_client.transport.policy import StreamPolicy
+from acp_client.transport.sse import SseSubscription
 
 if TYPE_CHECKING:
     from acp_client.events import Event
 
-TOKEN_ENV = "ACP_TOKEN"
 RPC_PATH = "/acp/v1"
 EVENTS_PATH = "/acp/v1/events"
 PARTIAL_QUERY = "?partial=1"  # partial results on the stream (ADR 0017)

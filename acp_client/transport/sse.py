@@ -13,10 +13,8 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
-import random
 import time
 from collections.abc import AsyncIterator
-from dataclasses import dataclass
 from typing import Any
 
 import httpx
@@ -25,37 +23,9 @@ from httpx_sse import ServerSentEvent, SSEError, aconnect_sse
 from acp_client.errors import AuthenticationError, ServerFault, StreamDropped, TransportError
 from acp_client.events import Event, StreamReset, read_event
 from acp_client.transport.failures import check_status, classify
+from acp_client.transport.policy import StreamPolicy
 
 log = logging.getLogger(__name__)
-
-
-@dataclass(frozen=True)
-class StreamPolicy:
-    """How an event stream survives outages.
-
-    After ``max_attempts`` consecutive failed connections the stream gives up
-    with ``StreamDropped`` (``None``: it never gives up). A connection is
-    healthy, and resets the count, when it delivered an event or stayed up
-    for a whole silence window; one that fails or ends sooner counts.
-    A stream that has no position yet (subscribed with ``after=None`` and
-    no event seen) gives up at its first loss: it could only resume "from
-    now", silently skipping what happened in between.
-    """
-
-    keepalive_interval: float = 15.0
-    silence_factor: float = 3.0
-    backoff_initial: float = 0.5
-    backoff_max: float = 30.0
-    max_attempts: int | None = 10
-
-    @property
-    def silence_timeout(self) -> float:
-        return self.keepalive_interval * self.silence_factor
-
-    def backoff(self, failures: int) -> float:
-        """Exponential in ``failures``, capped, with jitter so clients spread out."""
-        ceiling = min(self.backoff_max, self.backoff_initial * 2.0**failures)
-        return random.uniform(ceiling / 2, ceiling)
 
 
 class SseSubscription:

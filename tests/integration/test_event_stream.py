@@ -17,7 +17,8 @@ from acp_client.errors import AuthenticationError, StreamDropped
 from acp_client.events import Event, ResourceChanged, StreamReset
 from acp_client.transport.http import HttpTransport
 from acp_client.transport.inprocess import InProcessTransport
-from acp_client.transport.sse import SseSubscription, StreamPolicy
+from acp_client.transport.policy import StreamPolicy
+from acp_client.transport.sse import SseSubscription
 from tests.support.waiting import until
 
 WAIT = 20.0  # generous: a loaded 2-core machine

@@ -15,9 +15,10 @@ from acp_client.errors import (
     ServerFault,
     TlsError,
 )
+from acp_client.transport import TOKEN_ENV
 from acp_client.transport.failures import classify
-from acp_client.transport.http import TOKEN_ENV, resolve_token
-from acp_client.transport.sse import StreamPolicy
+from acp_client.transport.http import resolve_token
+from acp_client.transport.policy import StreamPolicy
 
 SECRET = "s3cr3t-token-value"
 
