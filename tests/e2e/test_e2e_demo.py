@@ -124,32 +124,6 @@ def test_check_on_the_demo(demo: Path, tmp_path: Path) -> None:
     assert len(json.loads(again.stdout)["runs"][0]["results"]) == 8
 
 
-LOADED_BY_CHECK = """
-import json, sys
-from lsp_server.__main__ import main
-try:
-    main(sys.argv[1:])
-except SystemExit:
-    pass
-finally:
-    sys.stderr.write(json.dumps(sorted(sys.modules)))
-"""
-
-
-def test_check_loads_only_what_it_uses(demo: Path, tmp_path: Path) -> None:
-    """Issue 25 (2): in local mode with no server running, ``acp-lsp check``
-    loads no HTTP client, no LSP library and no web server: imports are most
-    of what a short check costs."""
-    data = ["--data-dir", str(tmp_path / "d")]
-    for args in (["--register", "."], ["--no-run", "."]):
-        command = [sys.executable, "-c", LOADED_BY_CHECK, "check", *data, *args]
-        done = subprocess.run(command, capture_output=True, text=True, cwd=demo, check=False)
-        loaded = set(json.loads(done.stderr[done.stderr.index("[") :]))
-        assert "acp_client.client" in loaded, done.stderr[-500:]  # it did run
-        unused = {"httpx", "httpx_sse", "pygls", "lsprotocol", "starlette", "uvicorn"}
-        assert not loaded & unused, (args, loaded & unused)
-
-
 def test_check_fix_applies_the_tools_fixes_through_a_plan(demo: Path, tmp_path: Path) -> None:
     """For CI bots: ruff's own fixes go through plan.create / preview /
     apply; what is left is reported. As ruff's --fix, the safe ones only (the

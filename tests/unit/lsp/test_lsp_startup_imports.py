@@ -55,19 +55,23 @@ def test_help_and_version_load_neither_the_server_nor_the_client() -> None:
 
 
 def test_check_runs_a_whole_check_without_an_lsp_framework(tmp_path: Path) -> None:
+    """Nor, with no server serving the data dir, an HTTP client or a web
+    server (issue 25: httpx alone, with the rich and click it imports, was
+    ~90 ms of a short check)."""
     project = todo_project(tmp_path / "project")
     data = str(tmp_path / "data")
-    code, modules = run("check", "--data-dir", data, "--register", str(project))
-    assert code == 0
-    assert "acp_backend" in modules  # the run really happened, in this process
-    assert not modules & {"pygls", "lsprotocol", "cattrs"}
+    unused = {"pygls", "lsprotocol", "cattrs", "httpx", "httpx_sse", "starlette", "uvicorn"}
+    for argv in (["--register"], ["--no-run"]):
+        code, modules = run("check", "--data-dir", data, *argv, str(project))
+        assert code == 0
+        assert "acp_backend" in modules  # the check really happened, in this process
+        assert not modules & unused, (argv, modules & unused)
 
 
 # What the initialize answer must not wait for (ADR 0016): the features and
 # the ACP client under them load in the background after it.
 LOADED_AFTER_INITIALIZE = {
     "pydantic",
-    "httpx",
     "sqlite3",
     "acp_backend",
     "acp_client.client",
@@ -155,6 +159,7 @@ async def test_initialize_is_answered_before_the_client_and_the_features_load(
     assert {"pygls.lsp.server", "lsprotocol.types", "lsp_server.handlers"} <= loaded
     assert loaded & LOADED_AFTER_INITIALIZE == set()
     assert set(later[-1]["modules"]) >= LOADED_AFTER_INITIALIZE  # loaded, unasked
+    assert "httpx" not in later[-1]["modules"]  # local mode, no server: no HTTP client
     # The collector, paused while the LSP types loaded, is back on, and what
     # start-up built is kept out of its passes.
     assert at_answer["gc"] and at_answer["frozen"] > 10_000
