@@ -2,9 +2,11 @@
 
 Events are rows of the ``events`` table; the row id is the event id, so ids
 are monotonic across every process writing to the data dir. Subscribers in
-this process are woken at once by ``publish``; events another process
-writes (a CLI in a terminal) are noticed by a cheap indexed query every
-``poll_interval`` seconds, and only while someone is waiting for events.
+this process are woken at once by ``publish``; those in other processes on
+the data dir (an editor's server, while a CLI in a terminal writes) by the
+wake-up channel (``acp_backend.wakeup``, ADR 0029), and they look again
+every ``recheck_interval`` seconds for a writer that did not notify. Where
+the platform has no channel, they look every ``poll_interval`` seconds.
 
 A ``validation.result`` whose result is already stored keeps only a
 reference to it (``result_id``): the result is stored once, and a
@@ -29,6 +31,7 @@ from datetime import UTC, datetime
 from typing import Any, TypeVar
 
 from acp_backend.store import Store, limit_from_env
+from acp_backend.wakeup import WakeChannel
 from acp_client.events import EVENT_TYPES, Event, StreamReset, ValidationResultEvent
 
 log = logging.getLogger(__name__)
@@ -38,7 +41,8 @@ E = TypeVar("E", bound=Event)
 DEFAULT_RETENTION = 10_000
 RETENTION_BYTES_ENV = "ACP_EVENT_RETENTION_BYTES"
 DEFAULT_RETENTION_BYTES = 32 << 20
-DEFAULT_POLL_INTERVAL = 0.25
+DEFAULT_POLL_INTERVAL = 0.25  # without a wake-up channel
+DEFAULT_RECHECK_INTERVAL = 5.0  # with one: for a writer that did not notify (an older version)
 _REPLAY_BATCH = 500
 _HANDED_MAX = 256  # events kept for a stalled subscriber before it reads them back
 
@@ -51,8 +55,11 @@ class EventLog:
         retention: int = DEFAULT_RETENTION,
         retention_bytes: int | None = None,
         poll_interval: float = DEFAULT_POLL_INTERVAL,
+        recheck_interval: float = DEFAULT_RECHECK_INTERVAL,
+        wakeups: WakeChannel | None = None,
     ) -> None:
-        """``retention_bytes``: else ``$ACP_EVENT_RETENTION_BYTES``, else 32 MiB."""
+        """``retention_bytes``: else ``$ACP_EVENT_RETENTION_BYTES``, else 32 MiB;
+        ``wakeups``: else the channel beside the store's data dir."""
         if retention < 1:
             raise ValueError("retention must keep at least one event")
         self._store = store
@@ -61,6 +68,8 @@ class EventLog:
             RETENTION_BYTES_ENV, DEFAULT_RETENTION_BYTES, "how many bytes of events to keep"
         )
         self.poll_interval = poll_interval
+        self.recheck_interval = recheck_interval
+        self._wakeups = wakeups if wakeups is not None else WakeChannel.beside(store.data_dir)
         # Replaced on every publish: a waiter holds the one current when it
         # last looked at the table, so no wake-up falls between look and wait.
         self._published = asyncio.Event()
@@ -117,6 +126,7 @@ class EventLog:
                 while len(self._handed) > _HANDED_MAX:
                     del self._handed[next(iter(self._handed))]
         self._wake()
+        self._wakeups.notify()
         return event
 
     def _retain(self, conn: sqlite3.Connection, newest: int, upto: int) -> None:
@@ -178,6 +188,9 @@ class EventLog:
         me = object()
         self._passed(me, after)
         try:
+            # Listening before the first look: whatever is committed after it wakes us.
+            woken = self._wakeups.listen(self._wake)
+            between_looks = self.recheck_interval if woken else self.poll_interval
             while not self._closed:
                 published = self._published
                 rows = self._store.query(
@@ -200,11 +213,12 @@ class EventLog:
                 if len(rows) == _REPLAY_BATCH:
                     continue  # more to replay: no waiting
                 try:
-                    async with asyncio.timeout(self.poll_interval):
+                    async with asyncio.timeout(between_looks):
                         await published.wait()
                 except TimeoutError:
-                    pass  # time to look for events other processes wrote
+                    pass  # time to look for events a process wrote without a wake-up
         finally:
+            self._wakeups.release()
             self._passed(me, None)
 
     def _passed(self, subscriber: object, event_id: int | None) -> None:
@@ -237,6 +251,7 @@ class EventLog:
         """End every subscription (each finishes its current wait)."""
         self._closed = True
         self._wake()
+        self._wakeups.close()
 
     def _wake(self) -> None:
         published, self._published = self._published, asyncio.Event()
