@@ -35,7 +35,7 @@ from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from acp_backend.event_stream import sse_frames
+from acp_backend.event_stream import FanOut, sse_frames
 from acp_backend.http_guard import connection_cap, guarded_protocol
 from acp_backend.rpc import handle_body
 from acp_client import heap, jsonrpc
@@ -87,6 +87,7 @@ def create_app(
 ) -> Starlette:
     """The ASGI app. ``app.state.closing`` ends every event stream when set."""
     closing = asyncio.Event()
+    fan_out = FanOut(facade, closing)
 
     async def health(_: Request) -> Response:
         return JSONResponse({"status": "ok"})
@@ -114,7 +115,7 @@ def create_app(
             )
         after = int(raw_after) if raw_after else None
         partial = request.query_params.get("partial") == "1"  # ADR 0017
-        stream = sse_frames(facade, after, keepalive_interval, closing, partial)
+        stream = sse_frames(fan_out, after, keepalive_interval, partial)
         return StreamingResponse(
             stream,
             media_type="text/event-stream",
