@@ -83,6 +83,9 @@ def render(results: list[dict[str, Any]]) -> str:
                 else ""
             )
             ratio = _number(row.get("ratio"))
+            if row.get("spread"):  # the ratio's 5th-95th percentile over resampled rounds
+                low, high = row["spread"]
+                ratio += f" ({low:.2f}-{high:.2f})"
             met = {None: "", True: "yes", False: "**no**"}[row.get("ok")]
             lines.append(
                 f"| {measure} | {_number(row['value'], row['unit'])} | {floor} | {ratio} | "

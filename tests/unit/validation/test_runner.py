@@ -27,6 +27,32 @@ async def test_output_and_exit_status_of_a_command(tmp_path: Path) -> None:
     assert (outcome.stdout, outcome.stderr) == ("out\n", "err\n")
 
 
+@pytest.mark.parametrize("pidfd", [True, False], ids=["pidfd", "thread"])
+async def test_the_exit_is_seen_with_or_without_a_pidfd(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, pidfd: bool
+) -> None:
+    """Where the platform has no pidfd, a thread waits for the exit instead;
+    with one, no thread is started at all."""
+    from acp_backend.validation import runner
+
+    started: list[str] = []
+    real_start = runner.threading.Thread.start
+
+    def start(thread: runner.threading.Thread) -> None:
+        started.append(thread.name)
+        real_start(thread)
+
+    monkeypatch.setattr(runner.threading.Thread, "start", start)
+    if not pidfd:
+        monkeypatch.setattr(runner, "_pidfd", lambda pid: None)
+    elif runner._pidfd(os.getpid()) is None:
+        pytest.skip("no pidfd on this platform")
+    outcome = await run_command((PYTHON, "-c", "print('x')"), cwd=tmp_path, time_limit=30)
+    assert (outcome.ending, outcome.stdout) == (Ending.EXITED, "x\n")
+    waiters = [name for name in started if name.startswith("validator")]
+    assert len(waiters) == (0 if pidfd else 1)
+
+
 async def test_a_command_runs_in_the_resource_root(tmp_path: Path) -> None:
     outcome = await run_command(
         (PYTHON, "-c", "import os; print(os.getcwd())"), cwd=tmp_path, time_limit=30
