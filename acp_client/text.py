@@ -22,12 +22,15 @@ from __future__ import annotations
 import bisect
 import hashlib
 import re
+from array import array
 from collections.abc import Iterable
-from typing import TYPE_CHECKING
+from itertools import accumulate, repeat
+from typing import TYPE_CHECKING, AnyStr, Generic
 
 if TYPE_CHECKING:
     from acp_client.models import Location, TextEdit
 
+_INDEX_BLOCK = 4096
 LINE_BREAK = re.compile(r"\r\n|\r|\n")
 LINE_BREAK_BYTES = re.compile(rb"\r\n|\r|\n")
 BOM = "\ufeff"
@@ -37,6 +40,43 @@ BOM_BYTES = BOM.encode("utf-8")
 def split_lines(text: str) -> list[str]:
     """The lines of ``text`` without their breaks (one more than breaks)."""
     return text.split("\n") if "\r" not in text else LINE_BREAK.split(text)
+
+
+class LineIndex(Generic[AnyStr]):
+    """The lines of a text broken by ``newline`` alone, read one at a time.
+    Breaks are counted per ``_INDEX_BLOCK`` at memchr speed; a line is found
+    by splitting the one block that holds its start. Every line's start (or
+    every line) took ~1 ms of Python for a 10,000-line text, of which a
+    hover reads a few lines."""
+
+    def __init__(self, text: AnyStr, newline: AnyStr) -> None:
+        self.text: AnyStr = text
+        self._newline: AnyStr = newline
+        size, block = len(text), _INDEX_BLOCK
+        counts = map(
+            text.count, repeat(newline), range(0, size, block), range(block, size + block, block)
+        )
+        self._breaks = array("q", accumulate(counts, initial=0))  # before each block
+
+    def __len__(self) -> int:
+        """How many lines (one more than breaks)."""
+        return self._breaks[-1] + 1
+
+    def start(self, row: int) -> int:
+        """Where line ``row`` starts (the end of the text past the last line)."""
+        breaks = self._breaks
+        if row <= 0:
+            return 0
+        if row > breaks[-1]:
+            return len(self.text)
+        block = bisect.bisect_left(breaks, row) - 1  # the one holding the row-th break
+        at = block * _INDEX_BLOCK
+        chunk = self.text[at : at + _INDEX_BLOCK]
+        return at + len(chunk) - len(chunk.split(self._newline, row - breaks[block])[-1])
+
+    def line(self, row: int) -> AnyStr:
+        """Line ``row`` without its break (empty past the last line)."""
+        return self.text[self.start(row) : self.start(row + 1)].removesuffix(self._newline)
 
 
 def decoded(data: bytes) -> str:
@@ -54,8 +94,17 @@ def digests(text: str) -> frozenset[str]:
     """The digests of every file an editor could hold as ``text``: the text
     itself and the text behind a BOM (and, for a text that still starts
     with one, the text without it)."""
-    bare = text.removeprefix(BOM)
-    return frozenset((digest(bare), digest(BOM + bare)))
+    return frozenset(bare_and_behind_bom(text.encode("utf-8", "surrogatepass")))
+
+
+def bare_and_behind_bom(data: bytes) -> tuple[str, str]:
+    """sha256 of ``data`` without a leading BOM, and behind one: ``digests``
+    of an encoded text. Hashed from the one encoding (a BOM put in front of
+    the ``str`` would copy it, and widen an ASCII text to two bytes a character)."""
+    bare = data.removeprefix(BOM_BYTES)
+    behind = hashlib.sha256(BOM_BYTES)
+    behind.update(bare)
+    return hashlib.sha256(bare).hexdigest(), behind.hexdigest()
 
 
 def holds(text: str, expected: str) -> bool:

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from functools import cached_property
 from typing import TYPE_CHECKING
 
-from acp_client.text import digests, split_lines
+from acp_client.text import LineIndex, digests, split_lines
 from lsp_server.drift import AS_READ, Reading, reading
 
 if TYPE_CHECKING:
@@ -37,6 +37,19 @@ class Document:
     @cached_property
     def lines(self) -> list[str]:
         return split_lines(self.text)
+
+    def line(self, n: int) -> str:
+        """Line ``n`` (empty past the last). A text that breaks with ``\\n``
+        alone is not split for it: a hover on a file just opened reads one line."""
+        index = self._line_index
+        if index is None:
+            lines = self.lines
+            return lines[n] if n < len(lines) else ""
+        return index.line(n)
+
+    @cached_property
+    def _line_index(self) -> LineIndex[str] | None:
+        return None if "\r" in self.text else LineIndex(self.text, "\n")
 
     @cached_property
     def digests(self) -> frozenset[str]:

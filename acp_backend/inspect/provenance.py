@@ -98,14 +98,16 @@ def applied_here(
     caches one diff per applied content (several plans may share one)."""
     here: list[ContextPlan] = []
     seen: set[str] = set()
-    # Lines as an editor shows them: a BOM is in none (the applied content keeps the file's).
-    current = None if now is None else split_lines(now.removeprefix(BOM))
+    # Lines as an editor shows them: a BOM is in none (the applied content
+    # keeps the file's). Split only when a record needs them: most files have none.
+    current: list[str] | None = None
     for record in records:
         moves = None
-        if current is not None and record.applied_text is not None:
+        if now is not None and record.applied_text is not None:
             key = record.applied_text
             moves = maps.get(key)
             if moves is None:
+                current = split_lines(now.removeprefix(BOM)) if current is None else current
                 moves = maps[key] = LineMap(split_lines(key.removeprefix(BOM)), current)
         span = where_now(record, moves)
         if span is None or not touches(span, line) or record.plan.id in seen:

@@ -50,6 +50,9 @@ PARSE_TIME_LIMIT = 1.0
 """Seconds a parse may take before the answer goes without an entity (the
 parse goes on, and its tree serves the next question)."""
 
+RETIRED_FREE_DELAY = 0.002
+"""Seconds after a parse that the trees it pushed out are freed."""
+
 R = TypeVar("R")
 P = ParamSpec("P")
 
@@ -101,6 +104,7 @@ class InspectService:
         self.trees = Trees()
         self.history = History()
         self._parsing: dict[tuple[str, str, str], asyncio.Future[Parsed]] = {}
+        self._freeing = False
 
     async def parsed(
         self, target: InspectedFile, source: Source, language: Language
@@ -116,21 +120,33 @@ class InspectService:
                 f" (over {MINIFIED:,} characters)"
             )
         if len(text) <= INLINE_TEXT:
-            return self.trees.parse(key[:2], source.sha256, language, text)
+            parsed = self.trees.parse(key[:2], source.sha256, language, text)
+            self._free_retired_later()
+            return parsed
         running = self._parsing.get(key)
         if running is None:
-            running = asyncio.ensure_future(asyncio.to_thread(self._parse, key, language, text))
+            parsing = asyncio.to_thread(self.trees.parse, key[:2], source.sha256, language, text)
+            running = asyncio.ensure_future(parsing)
             self._parsing[key] = running
             running.add_done_callback(lambda _: self._parsing.pop(key, None))
         try:
             return await asyncio.wait_for(asyncio.shield(running), PARSE_TIME_LIMIT)
         except TimeoutError:
             return f"{target.path} was not outlined: parsing took over {PARSE_TIME_LIMIT:g} s"
+        finally:
+            self._free_retired_later()
 
-    def _parse(self, key: tuple[str, str, str], language: Language, text: str) -> Parsed:
-        parsed = self.trees.parse(key[:2], key[2], language, text)
-        parsed.line_start(0)  # the line index too, off the event loop
-        return parsed
+    def _free_retired_later(self) -> None:
+        """Free the trees this parse pushed out once the answer is on its
+        way (a timer, not the next turn of the loop: the answer is sent from
+        a callback of that turn)."""
+        if self.trees.retired and not self._freeing:
+            self._freeing = True
+            asyncio.get_running_loop().call_later(RETIRED_FREE_DELAY, self._free_retired)
+
+    def _free_retired(self) -> None:
+        self._freeing = False
+        self.trees.free_retired()
 
     async def entity(
         self, target: InspectedFile, source: Source, language: Language, line: int
@@ -166,11 +182,16 @@ def latest_results(store: Store, resource_id: str) -> list[ValidationResult]:
             return results
 
 
-def _provenance(
+async def _provenance(
     store: Store, target: InspectedFile, line: int, text: str | None
 ) -> list[ContextPlan]:
     resource_id = target.resource.id
-    applied = applied_here(recorded(store, resource_id, target.path), target.path, line, text, {})
+    records = recorded(store, resource_id, target.path)
+    # Only diffing the text against what plans applied is long: the thread
+    # hop is for that, not for the lookups (most files have no applied plan).
+    diffed = any(record.applied_text is not None for record in records)
+    size = len(text or "") if diffed else 0
+    applied = await offload(size, applied_here, records, target.path, line, text, {})
     return [*applied, *pending_here(store, resource_id, target.path, line)]
 
 
@@ -215,8 +236,7 @@ async def _inspected(
         params.character,
         current_sha256=source.digests,
     )
-    size = len(source.text or "")
-    provenance = await offload(size, _provenance, services.store, target, params.line, source.text)
+    provenance = await _provenance(services.store, target, params.line, source.text)
     language = language_of(target.path, source.text)
     definition: Definition | None = None
     parsed: Parsed | None = None

@@ -16,7 +16,7 @@ import stat
 from dataclasses import dataclass
 
 from acp_client.operations import MAX_INSPECT_TEXT
-from acp_client.text import BOM, digests
+from acp_client.text import BOM, BOM_BYTES, bare_and_behind_bom
 
 BINARY_PROBE = 8192
 """How many leading bytes are searched for a NUL (git's test for binary)."""
@@ -33,8 +33,10 @@ class Source:
 
 
 def from_text(text: str) -> Source:
-    sha256 = hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
-    return Source(text, sha256, digests=digests(text))
+    data = text.encode("utf-8", "surrogatepass")
+    bare, behind = bare_and_behind_bom(data)
+    sha256 = behind if data.startswith(BOM_BYTES) else bare
+    return Source(text, sha256, digests=frozenset((bare, behind)))
 
 
 def read_source(path: str, shown: str, limit: int = MAX_INSPECT_TEXT) -> Source:

@@ -90,8 +90,7 @@ class Hover(Feature):
                 return None
         else:
             self._lines.move_to_end(key)
-        lines = document.lines
-        text = lines[position.line] if position.line < len(lines) else ""
+        text = document.line(position.line)
         character = code_points(text, position.character, snapshot.encoding)
         here = at_character(as_shown(snapshot, info), position.line, character)
         offered = [_remedies(snapshot, found) for found in here.findings]

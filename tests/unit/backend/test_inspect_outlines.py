@@ -12,7 +12,7 @@ from acp_backend.inspect import service
 from acp_backend.inspect.languages import LANGUAGES
 from acp_backend.inspect.service import InspectedFile, InspectService
 from acp_backend.inspect.source import from_text
-from acp_backend.inspect.syntax import Parsed, Trees, edit_between, encoded
+from acp_backend.inspect.syntax import RETIRED_MAX, Parsed, Trees, edit_between, encoded
 from acp_client.models import Resource
 
 RESOURCE = Resource(id="R", name="r", root="/r", created_at=datetime(2026, 1, 1, tzinfo=UTC))
@@ -78,6 +78,39 @@ def test_the_cache_holds_at_most_its_budget_of_source() -> None:
     assert len(trees) == 2
     trees.parse("big.py", "b", PYTHON, "#" * 200)  # too big to keep at all
     assert len(trees) == 2
+
+
+def test_pushed_out_trees_are_freed_later_and_never_pile_up() -> None:
+    """A parse does not pay for freeing the trees it pushes out (ms on a big
+    file): they wait, a bounded few, for ``free_retired``."""
+    trees = Trees(budget=100)
+    for n in range(3):
+        trees.parse(f"m{n}.py", str(n), PYTHON, f"x = {n}\n" + "#" * 30 + "\n")
+    assert (len(trees), trees.retired) == (2, 1)
+    trees.parse("m2.py", "new", PYTHON, "x = 3\n")  # its own file's older tree too
+    assert trees.retired == 2
+    trees.free_retired()
+    assert (len(trees), trees.retired) == (2, 0)
+    for n in range(3 * RETIRED_MAX):
+        trees.parse(f"n{n}.py", str(n), PYTHON, f"y = {n}\n" + "#" * 30 + "\n")
+    assert trees.retired == RETIRED_MAX
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_the_line_index_finds_every_line(seed: int) -> None:
+    rng = random.Random(seed)
+    pieces = ["", "a", "é", "x" * 70, "y" * 5000, "\r"]  # a line longer than an index block, too
+    data = b"\n".join(
+        rng.choice(pieces).encode() for _ in range(rng.choice([0, 1, 3, 2000]))
+    ) + rng.choice([b"", b"\n", b"\n\n"])
+    parsed = Parsed(PYTHON, data, Trees().parse("m.py", "x", PYTHON, "").tree)
+    starts = [0] + [at + 1 for at, byte in enumerate(data) if byte == ord("\n")]
+    assert parsed.lines == len(starts)
+    for row in range(len(starts) + 2):
+        assert parsed.line_start(row) == (starts[row] if row < len(starts) else len(data))
+    assert [parsed.line(row) for row in range(len(starts))] == [
+        line.rstrip(b"\r") for line in data.split(b"\n")
+    ]
 
 
 def test_a_lone_carriage_return_is_a_line_break_as_the_contract_counts() -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 import os
 import time
@@ -14,6 +15,9 @@ import pytest
 
 from acp_backend.facade import BackendFacade
 from acp_backend.ids import new_ulid
+from acp_backend.inspect.service import RETIRED_FREE_DELAY, InspectService
+from acp_backend.inspect.source import from_text
+from acp_backend.inspect.syntax import Trees
 from acp_client.errors import InvalidParams, NotFound, OutsideRoot
 from acp_client.models import (
     ContextInfo,
@@ -22,6 +26,7 @@ from acp_client.models import (
     ValidationMode,
     ValidationResult,
 )
+from acp_client.text import digests
 from tests.support.git import AUTHOR, committed, hanging_git
 
 APP = '''\
@@ -154,6 +159,17 @@ async def test_a_file_with_a_bom_is_read_as_an_editor_shows_it(
     assert edited.stale
 
 
+@pytest.mark.parametrize("text", ["", "x = 1\n", "\ufeffx = 1\n", "\ufeff\ufeffé", "a\ud800b"])
+def test_a_client_s_text_is_named_by_its_own_digest_and_every_file_it_can_be(text: str) -> None:
+    def sha(text: str) -> str:
+        return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
+
+    source = from_text(text)
+    bare = text.removeprefix("\ufeff")
+    assert source.sha256 == sha(text)
+    assert source.digests == digests(text) == {sha(bare), sha("\ufeff" + bare)}
+
+
 async def test_the_client_s_unsaved_text_is_what_is_summarised(
     facade: BackendFacade, project: Path
 ) -> None:
@@ -171,6 +187,20 @@ async def test_the_client_s_unsaved_text_is_what_is_summarised(
         await inspect(facade, path=str(project / "src" / "app.py"), line=5, character=19, text=APP)
     ).findings
     assert not here.stale
+
+
+async def test_trees_pushed_out_are_freed_after_the_answer(
+    facade: BackendFacade, project: Path
+) -> None:
+    """Issue 24 (5): a hover does not wait for the trees its parse pushed out
+    of the cache to be freed; they are, just after."""
+    inspector = facade.services.service(InspectService, InspectService)
+    inspector.trees = Trees(budget=len(APP) + 10)
+    await inspect(facade, path=str(project / "src" / "app.py"), line=4, text=APP)
+    await inspect(facade, path=str(project / "src" / "app.py"), line=4, text=APP + "\n# x\n")
+    assert inspector.trees.retired == 1  # kept past the answer
+    await asyncio.sleep(RETIRED_FREE_DELAY + 0.05)
+    assert inspector.trees.retired == 0
 
 
 async def test_a_resource_and_a_relative_path(facade: BackendFacade, project: Path) -> None:

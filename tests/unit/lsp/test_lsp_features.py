@@ -11,10 +11,12 @@ from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from typing import Any
 
+import pytest
 from lsprotocol import types
 
 from acp_client.events import PlanChanged, ValidationCompleted, ValidationStarted
 from acp_client.models import ContextFinding, ContextInfo, PlanState, ValidationSummary
+from acp_client.text import split_lines
 from lsp_server.code_actions import offered
 from lsp_server.documents import Document
 from lsp_server.features.diagnostics import Diagnostics
@@ -249,6 +251,18 @@ async def test_hover_describes_the_snapshots_text_and_asks_once_a_line() -> None
     again = await feature.hover(shot, types.Position(0, 3))
     assert again is not None and len(backend.asked) == 1  # the line's answer, cached
     assert await feature.hover(replace(shot, backend=None), types.Position(0, 1)) is None
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["", "x", "a\nb\n", "a\r\nb\rc\nd", "\n" * 9000, ("é" * 5000 + "\n") * 3, "x = 1\n" * 2000],
+)
+def test_a_document_s_line_is_the_line_of_its_lines(text: str) -> None:
+    lines = split_lines(text)
+    rows = range(len(lines) + 2)
+    expected = [lines[n] if n < len(lines) else "" for n in rows]
+    document = Document("u", 1, text)
+    assert [document.line(n) for n in rows] == expected
 
 
 # --- plans: a proposal's progress follows its plan's events ------------------
