@@ -38,7 +38,7 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 from acp_backend.event_stream import FanOut, sse_frames
 from acp_backend.http_guard import connection_cap, guarded_protocol
 from acp_backend.rpc import handle_body
-from acp_client import heap, jsonrpc
+from acp_client import heap, jsonrpc, threads
 from acp_client.discovery import (
     BACKEND_FILE,
     LOCK_FILE,
@@ -426,6 +426,7 @@ def _serve_locked(
     )
     log.info("ACP backend on %s (token in %s)", info.url, backend_file)
     heap.settle()
+    threads.quick_handoffs()
     try:
         asyncio.run(server.serve_and_close(sock))
     except KeyboardInterrupt:

@@ -18,7 +18,7 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from acp_client import heap
+from acp_client import heap, threads
 from lsp_server import __version__
 from lsp_server.backend import BackendAddress, add_target_options
 
@@ -79,6 +79,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     register(server)
     heap.settle()
     gc.enable()
+    threads.quick_handoffs()
     if args.tcp:
         server.start_tcp(*args.tcp)
     elif args.ws:

@@ -17,6 +17,9 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import pytest
+
+from acp_client.threads import SWITCH_INTERVAL
 from tests.unit.lsp.lsp_factories import todo_project
 
 ROOT = Path(__file__).resolve().parents[3]
@@ -98,6 +101,7 @@ def recording(write):
             "modules": sorted(sys.modules.copy()),
             "gc": gc.isenabled(),
             "frozen": gc.get_freeze_count(),
+            "switch": sys.getswitchinterval(),
         }
         with open(sys.argv[1], "a") as log:
             log.write(json.dumps(state) + "\\n")
@@ -163,3 +167,6 @@ async def test_initialize_is_answered_before_the_client_and_the_features_load(
     # The collector, paused while the LSP types loaded, is back on, and what
     # start-up built is kept out of its passes.
     assert at_answer["gc"] and at_answer["frozen"] > 10_000
+    # Threads hand the GIL over quickly (acp_client.threads): a parse in a
+    # worker thread is not held back by the event loop's own work.
+    assert at_answer["switch"] == pytest.approx(SWITCH_INTERVAL)
