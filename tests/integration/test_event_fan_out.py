@@ -19,6 +19,7 @@ from acp_backend import event_stream
 from acp_client.client import AcpClient
 from acp_client.events import Event, ValidationCompleted
 from acp_client.transport.http import HttpTransport
+from tests.support.encodings import counting_encodings
 from tests.support.waiting import until
 
 WAIT = 20.0  # generous: a loaded 2-core machine
@@ -61,19 +62,6 @@ class StalledReader:
         return [
             int(frame[4:].split("\n")[0]) for frame in body.split("\n\n") if frame[:4] == "id: "
         ]
-
-
-def counting_encodings(monkeypatch: pytest.MonkeyPatch) -> list[int]:
-    """The event id of every frame the server encodes from now on."""
-    encoded: list[int] = []
-    encode = event_stream._sse_frame
-
-    def counted(message: Any) -> str:
-        encoded.append(message.event_id)
-        return encode(message)
-
-    monkeypatch.setattr(event_stream, "_sse_frame", counted)
-    return encoded
 
 
 async def register(client: AcpClient, path: Path) -> str:

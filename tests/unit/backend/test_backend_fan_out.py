@@ -18,6 +18,7 @@ from acp_backend.event_stream import KEEP_ALIVE, FanOut, sse_frames
 from acp_backend.facade import BackendFacade
 from acp_client.events import PlanApplied, ValidationResultEvent
 from acp_client.models import Finding, Location, ValidationMode, ValidationResult
+from tests.support.encodings import counting_encodings
 
 Frames = AsyncIterator[bytes]
 WAIT = 10.0
@@ -36,15 +37,7 @@ def fan_out(facade: BackendFacade, closing: asyncio.Event) -> FanOut:
 @pytest.fixture
 def encodings(monkeypatch: pytest.MonkeyPatch) -> list[int]:
     """The event id of every frame encoded, in order."""
-    encoded: list[int] = []
-    encode = event_stream._sse_frame
-
-    def counted(message: Any) -> str:
-        encoded.append(message.event_id)
-        return encode(message)
-
-    monkeypatch.setattr(event_stream, "_sse_frame", counted)
-    return encoded
+    return counting_encodings(monkeypatch)
 
 
 def publish(facade: BackendFacade, count: int) -> list[int]:
