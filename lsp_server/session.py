@@ -377,8 +377,6 @@ class Session:
         if client is None:
             return
         async with self._sync_lock:
-            for feature in self.features:
-                feature.resyncing()
             resources = await self._place_all(client)
             for resource_id in self.in_play.keys() - resources.keys():
                 # Its folder was removed or it was unregistered: no more updates.

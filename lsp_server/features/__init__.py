@@ -64,10 +64,6 @@ class Feature:
     def backend_lost(self) -> None:
         """The backend went away; what it was doing will not report back."""
 
-    def resyncing(self) -> None:
-        """The session starts rebuilding its mirror (``resynced`` follows);
-        events keep coming meanwhile."""
-
     def resynced(self, snapshot: Snapshot) -> None:
         """The session rebuilt its mirror from the backend (after a
         (re)connection, a registry or folder change, a lost event position)."""

@@ -35,7 +35,6 @@ class Diagnostics(Feature):
         self._refresher: CoalescingPublisher[str] = CoalescingPublisher(self._refresh)
         self._pull = False
         self._holding_for: set[str] = set()  # runs of several validations in progress
-        self._maybe_missed: set[str] = set()  # of those, the ones begun before a resync
 
     def start(self, snapshot: Snapshot) -> None:
         self._pull = snapshot.support.pull_diagnostics
@@ -71,21 +70,11 @@ class Diagnostics(Feature):
     def backend_lost(self) -> None:
         self._end_hold()
 
-    def resyncing(self) -> None:
-        self._maybe_missed = set(self._holding_for)
-
     def resynced(self, snapshot: Snapshot) -> None:
-        """Runs begun before the resync may have ended unseen (a lost event
-        position); one begun during it has not: its hold stays (events now
-        arrive within a millisecond of a run's start, often mid-resync)."""
-        self._holding_for -= self._maybe_missed
-        self._maybe_missed = set()
-        if not self._holding_for:
-            self._publisher.release()
+        self._end_hold()  # runs whose end this session may have missed
 
     def _end_hold(self) -> None:
         self._holding_for.clear()
-        self._maybe_missed = set()
         self._publisher.release()
 
     # --- sending -----------------------------------------------------------

@@ -209,39 +209,6 @@ async def test_a_run_of_several_validations_is_held_back_until_it_ends() -> None
     feature.close()
 
 
-async def test_a_resync_ends_the_holds_of_runs_begun_before_it_only() -> None:
-    """A run whose start came before a resync may have ended unseen; one that
-    started during the resync (events arrive at once, often mid-listing)
-    is still held."""
-    source = FakeSource()
-    source.roots.remember(RESOURCE)
-    backend_calls, editor = calls()
-    feature = Diagnostics(editor, backend_calls, source)
-    workspace = snapshot()
-    feature.start(workspace)
-
-    def started(run_id: str) -> ValidationStarted:
-        names = ("lint", "types")
-        return ValidationStarted(
-            event_id=1, at=NOW, run_id=run_id, resource_id="R", validations=names
-        )
-
-    feature.event(started("before"), workspace)
-    feature.resyncing()
-    feature.event(started("during"), workspace)
-    feature.resynced(workspace)
-    feature.files_changed(source.results.apply(result("lint", findings=[finding("b.py")])))
-    await settle()
-    assert editor.published == []  # "during" holds it
-    done = ValidationCompleted(
-        event_id=2, at=NOW, run_id="during", resource_id="R", summary=ValidationSummary()
-    )
-    feature.event(done, workspace)
-    await settle()
-    assert len(editor.published) == 1
-    feature.close()
-
-
 # --- hover -------------------------------------------------------------------
 
 
