@@ -26,6 +26,8 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
 
+from acp_client import jsonrpc
+from acp_client.errors import ParseError
 from acp_client.transport.http import EVENTS_PATH, RPC_PATH
 from acp_conformance.wire import Message, Wire
 
@@ -109,8 +111,8 @@ class LyingRelay:
             body = json.loads(await request.body())
             method, params = body["method"], body.get("params", {})
         except (ValueError, KeyError, TypeError):
-            return JSONResponse({"jsonrpc": "2.0", "id": None, "error": {"code": -32700,
-                                 "message": "the relay reads one JSON-RPC request"}})  # fmt: skip
+            refusal = ParseError("the relay reads one JSON-RPC request")
+            return JSONResponse(jsonrpc.failure(None, refusal.to_error_object()))
         answer = await self._wire.call(method, params)
         result = answer.get("result")
         if method == "plan.preview" and isinstance(result, dict):
