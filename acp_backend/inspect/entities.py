@@ -106,6 +106,22 @@ def definition_at(parsed: Parsed, path: str, line: int) -> Definition | None:
     return _Code(parsed, path).at(line)
 
 
+def definition_in_excerpt(parsed: Parsed, path: str, line: int) -> Definition | None:
+    """``definition_at`` on an excerpt (``syntax.parse_excerpt``), when the
+    definition lies inside the block the excerpt parsed whole: only there
+    are its span, doc and decorators all in the tree. None otherwise (the
+    whole file must be parsed, not that there is no definition)."""
+    if parsed.block is None:
+        return None
+    found = definition_at(parsed, path, line)
+    if found is None or parsed.language.data:
+        return None
+    first, past = parsed.block
+    where = found.location
+    end = where.end_line if where.end_line is not None else where.line
+    return found if first <= where.line <= end < past else None
+
+
 def first_error_line(parsed: Parsed) -> int | None:
     """The line of the first syntax error, or None when the tree has none."""
     node = parsed.tree.root_node

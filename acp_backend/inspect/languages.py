@@ -51,6 +51,11 @@ class Language:
     """Node types of decorators, annotations and attributes."""
     separator: str = "."
     data: bool = False  # keys, not definitions
+    spans: tuple[tuple[bytes, bytes], ...] = ()
+    """Opening and closing marks of strings and comments that can hold a
+    line at any indentation (an ``excerpt`` must not start inside one)."""
+    heredocs: bool = False
+    """``<<EOF`` documents, whose lines can be anything."""
 
 
 _CLASSES = frozenset({K.CLASS, K.STRUCT, K.INTERFACE, K.TRAIT, K.IMPL, K.ENUM})
@@ -82,6 +87,8 @@ _TS_RULES = {
     "public_field_definition": Rule(K.METHOD, values=_FUNCTION_VALUES),
 }
 _JS_WRAPPERS = frozenset({"export_statement", "lexical_declaration", "variable_declaration"})
+_BLOCK_COMMENT = (b"/*", b"*/")
+_JS_SPANS = (_BLOCK_COMMENT, (b"`", b"`"))
 _C_RULES = {
     "function_definition": Rule(K.FUNCTION, name=None),
     "struct_specifier": Rule(K.STRUCT),
@@ -103,6 +110,7 @@ LANGUAGES: dict[str, Language] = {
             wrappers=frozenset({"decorated_definition"}),
             containers=frozenset({K.CLASS}),
             decorators=frozenset({"decorator"}),
+            spans=((b'"""', b'"""'), (b"'''", b"'''")),
         ),
         Language(
             "javascript",
@@ -112,6 +120,7 @@ LANGUAGES: dict[str, Language] = {
             wrappers=_JS_WRAPPERS,
             containers=frozenset({K.CLASS}),
             decorators=frozenset({"decorator"}),
+            spans=_JS_SPANS,
         ),
         Language(
             "typescript",
@@ -121,6 +130,7 @@ LANGUAGES: dict[str, Language] = {
             wrappers=_JS_WRAPPERS | {"ambient_declaration"},
             containers=frozenset({K.CLASS, K.INTERFACE}),
             decorators=frozenset({"decorator"}),
+            spans=_JS_SPANS,
         ),
         Language(
             "tsx",
@@ -130,6 +140,7 @@ LANGUAGES: dict[str, Language] = {
             wrappers=_JS_WRAPPERS | {"ambient_declaration"},
             containers=frozenset({K.CLASS, K.INTERFACE}),
             decorators=frozenset({"decorator"}),
+            spans=_JS_SPANS,
         ),
         Language(
             "go",
@@ -143,6 +154,7 @@ LANGUAGES: dict[str, Language] = {
             },
             wrappers=frozenset({"type_declaration"}),
             containers=frozenset({K.INTERFACE}),
+            spans=_JS_SPANS,
         ),
         Language(
             "rust",
@@ -163,6 +175,7 @@ LANGUAGES: dict[str, Language] = {
             comments=frozenset({"line_comment", "block_comment"}),
             decorators=frozenset({"attribute_item"}),
             separator="::",
+            spans=(_BLOCK_COMMENT, (b'"', b'"')),
         ),
         Language(
             "java",
@@ -180,8 +193,9 @@ LANGUAGES: dict[str, Language] = {
             containers=_CLASSES,
             comments=frozenset({"line_comment", "block_comment"}),
             decorators=frozenset({"marker_annotation", "annotation"}),
+            spans=(_BLOCK_COMMENT, (b'"""', b'"""')),
         ),
-        Language("c", "c", "c", _C_RULES, containers=frozenset()),
+        Language("c", "c", "c", _C_RULES, containers=frozenset(), spans=(_BLOCK_COMMENT,)),
         Language(
             "cpp",
             "cpp",
@@ -194,6 +208,7 @@ LANGUAGES: dict[str, Language] = {
             wrappers=frozenset({"template_declaration"}),
             containers=frozenset({K.CLASS, K.STRUCT}),
             separator="::",
+            spans=(_BLOCK_COMMENT, (b'R"(', b')"')),
         ),
         Language(
             "ruby",
@@ -207,8 +222,10 @@ LANGUAGES: dict[str, Language] = {
             },
             containers=frozenset({K.CLASS, K.MODULE}),
             separator="::",
+            spans=((b"=begin", b"=end"),),
+            heredocs=True,
         ),
-        Language("bash", "bash", "sh", {"function_definition": Rule(K.FUNCTION)}),
+        Language("bash", "bash", "sh", {"function_definition": Rule(K.FUNCTION)}, heredocs=True),
         Language("yaml", "yaml", "yaml", data=True),
         Language("toml", "toml", "toml", data=True),
         Language("json", "json", "json", data=True),

@@ -4,7 +4,8 @@ The handler is thin; the sections are computed by ``findings``,
 ``provenance``, ``history``, ``entities`` and ``snippets`` from the text
 ``source`` read. ``git blame`` starts first and runs while the rest is
 computed. Parse trees are cached per file content (``syntax.Trees``), so
-hovering down a file parses it once and an edit re-parses incrementally.
+hovering down a file parses it once and an edit re-parses incrementally; a
+long file with no tree kept is first tried from an excerpt (ADR 0030).
 """
 
 from __future__ import annotations
@@ -18,14 +19,20 @@ from pathlib import Path
 from typing import ParamSpec, TypeVar
 
 from acp_backend.handlers import handles
-from acp_backend.inspect.entities import Definition, definition_at, first_error_line, module_name
+from acp_backend.inspect.entities import (
+    Definition,
+    definition_at,
+    definition_in_excerpt,
+    first_error_line,
+    module_name,
+)
 from acp_backend.inspect.findings import findings_at
 from acp_backend.inspect.history import History
 from acp_backend.inspect.languages import Language, language_of
 from acp_backend.inspect.provenance import applied_here, pending_here, recorded
 from acp_backend.inspect.snippets import items_for
 from acp_backend.inspect.source import Source, from_text, read_source
-from acp_backend.inspect.syntax import Parsed, Trees
+from acp_backend.inspect.syntax import Parsed, Trees, parse_excerpt
 from acp_backend.registry import Registry, normalized_real_path, resolve_path, root_entries
 from acp_backend.services import Services
 from acp_backend.store import Store
@@ -52,6 +59,11 @@ parse goes on, and its tree serves the next question)."""
 
 RETIRED_FREE_DELAY = 0.002
 """Seconds after a parse that the trees it pushed out are freed."""
+
+
+def minified(text: str) -> bool:
+    return len(text) > MINIFIED * (text.count("\n") + 1)
+
 
 R = TypeVar("R")
 P = ParamSpec("P")
@@ -114,7 +126,7 @@ class InspectService:
             return None
         key = (target.resource.id, target.path, source.sha256)
         text = source.text
-        if len(text) > MINIFIED * (text.count("\n") + 1):
+        if minified(text):
             return (
                 f"{target.path} was not outlined: its lines are minified"
                 f" (over {MINIFIED:,} characters)"
@@ -136,6 +148,22 @@ class InspectService:
         finally:
             self._free_retired_later()
 
+    def _from_excerpt(
+        self, target: InspectedFile, source: Source, language: Language, line: int
+    ) -> tuple[Definition, Parsed, None] | None:
+        """The definition from an excerpt of a long file with no tree kept
+        (``syntax.parse_excerpt``), when the excerpt holds all of it."""
+        text = source.text
+        if text is None or source.sha256 is None or language.data or len(text) <= INLINE_TEXT:
+            return None
+        if self.trees.cached((target.resource.id, target.path), source.sha256, language):
+            return None
+        if minified(text):
+            return None
+        parsed = parse_excerpt(language, text, line)
+        found = None if parsed is None else definition_in_excerpt(parsed, target.path, line)
+        return None if found is None or parsed is None else (found, parsed, None)
+
     def _free_retired_later(self) -> None:
         """Free the trees this parse pushed out once the answer is on its
         way (a timer, not the next turn of the loop: the answer is sent from
@@ -152,6 +180,9 @@ class InspectService:
         self, target: InspectedFile, source: Source, language: Language, line: int
     ) -> tuple[Definition | None, Parsed | None, str | None]:
         """The definition enclosing ``line``, the tree, and a note when there is neither."""
+        excerpt = self._from_excerpt(target, source, language, line)
+        if excerpt is not None:
+            return excerpt
         parsed = await self.parsed(target, source, language)
         if not isinstance(parsed, Parsed):
             return None, None, parsed

@@ -133,7 +133,7 @@ async def test_a_parse_over_the_time_limit_answers_without_an_entity(
     monkeypatch.setattr(service, "INLINE_TEXT", 10)
     inspector = InspectService(None)  # type: ignore[arg-type]
     target = InspectedFile(RESOURCE, "m.py", "/r/m.py")
-    text = "def f():\n    pass\n" * 2000
+    text = "def f():\n" + "    pass\n" * 4000  # one block, too long for an excerpt
     found, parsed, note = await inspector.entity(target, from_text(text), PYTHON, 1)
     assert (found, parsed) == (None, None)
     assert note == "m.py was not outlined: parsing took over 0 s"

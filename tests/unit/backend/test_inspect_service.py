@@ -15,7 +15,8 @@ import pytest
 
 from acp_backend.facade import BackendFacade
 from acp_backend.ids import new_ulid
-from acp_backend.inspect.service import RETIRED_FREE_DELAY, InspectService
+from acp_backend.inspect.excerpt import BLOCK_BUDGET
+from acp_backend.inspect.service import INLINE_TEXT, RETIRED_FREE_DELAY, InspectService
 from acp_backend.inspect.source import from_text
 from acp_backend.inspect.syntax import Trees
 from acp_client.errors import InvalidParams, NotFound, OutsideRoot
@@ -482,3 +483,30 @@ async def test_a_key_path_in_yaml(facade: BackendFacade, project: Path) -> None:
     info = await inspect(facade, resource="proj", path="ci.yml", line=3)
     assert info.entity is not None and info.entity.key_path == "jobs.test.steps[0].run"
     assert info.items == ()
+
+
+async def test_a_long_file_is_outlined_from_an_excerpt(
+    facade: BackendFacade, project: Path
+) -> None:
+    """Issue 24 (5): a cold hover in a long file parses the function around
+    the line, not the file (no tree is kept of it); where indentation cannot
+    be trusted (a function over the excerpt's budget) the file is parsed whole."""
+    functions = "".join(
+        f'def f{n}(a: int) -> int:\n    """Function {n}."""\n    return a + {n}\n\n\n'
+        for n in range(2000)
+    )
+    assert len(functions) > INLINE_TEXT
+    inspector = facade.services.service(InspectService, InspectService)
+    path = str(project / "src" / "long.py")
+    info = await inspect(facade, path=path, line=5002, text=functions)
+    assert info.entity is not None and info.entity.name == "f1000"
+    assert info.entity.doc == "Function 1000."
+    assert len(inspector.trees) == 0
+    huge = "def huge():\n" + "".join(f"    x{n} = {n}\n" for n in range(BLOCK_BUDGET // 8))
+    info = await inspect(facade, path=path, line=100, text=functions + huge)
+    assert info.entity is not None and info.entity.name == "f20"
+    assert len(inspector.trees) == 0  # f20 is a small block: still an excerpt
+    at_huge = functions.count("\n") + 100
+    info = await inspect(facade, path=path, line=at_huge, text=functions + huge)
+    assert info.entity is not None and info.entity.name == "huge"
+    assert len(inspector.trees) == 1  # parsed whole, and kept
