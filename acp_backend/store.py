@@ -18,6 +18,7 @@ import sqlite3
 import stat
 import threading
 import time
+from collections import OrderedDict
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager, suppress
 from dataclasses import dataclass
@@ -34,6 +35,8 @@ DATABASE_NAME = "acp.sqlite3"
 BUSY_TIMEOUT_MS = 5000
 HISTORY_ENV = "ACP_RESULT_HISTORY"
 DEFAULT_HISTORY = 10  # results kept per validation (the latest and 9 before it)
+PARSED_FINDINGS = 20_000
+"""Findings of parsed results kept (~10 MB at most); a larger result is parsed each read."""
 
 
 def limit_from_env(name: str, default: int, what: str) -> int:
@@ -259,6 +262,38 @@ def _user_version(conn: sqlite3.Connection) -> int:
     return int(row[0])
 
 
+class ParsedResults:
+    """Stored results already parsed, by id, the most recent first, within
+    ``PARSED_FINDINGS`` findings. A result is never changed once stored
+    (only pruned), and its model is frozen, so one parse serves every read:
+    a hover reads every latest result of its resource, and parsing them
+    again each time was a quarter of its backend time."""
+
+    def __init__(self) -> None:
+        self._held: OrderedDict[str, ValidationResult] = OrderedDict()
+        self._findings = 0
+        self._lock = threading.Lock()
+
+    def get(self, result_id: str, body: str) -> ValidationResult:
+        with self._lock:
+            found = self._held.get(result_id)
+            if found is not None:
+                self._held.move_to_end(result_id)
+                return found
+        result = ValidationResult.model_validate_json(body)
+        size = len(result.findings) + 1
+        if size > PARSED_FINDINGS:
+            return result
+        with self._lock:
+            if result_id not in self._held:
+                self._held[result_id] = result
+                self._findings += size
+            while self._findings > PARSED_FINDINGS:
+                _, dropped = self._held.popitem(last=False)
+                self._findings -= len(dropped.findings) + 1
+        return result
+
+
 class Store:
     """One connection to the data dir's database, shared by the backend's parts."""
 
@@ -284,6 +319,7 @@ class Store:
         self.path = data_dir / DATABASE_NAME
         self._busy_timeout_ms = busy_timeout_ms
         self._lock = threading.RLock()
+        self._parsed = ParsedResults()
         with self.failures():
             data_dir.mkdir(mode=0o700, parents=True, exist_ok=True)
             private_files(self.path)
@@ -378,7 +414,7 @@ class Store:
     def result(self, result_id: str) -> ValidationResult | None:
         """A stored result by id; None when it is not (or no longer) stored."""
         rows = self.query("SELECT body FROM validation_results WHERE id = ?", (result_id,))
-        return ValidationResult.model_validate_json(rows[0]["body"]) if rows else None
+        return self._parsed.get(result_id, rows[0]["body"]) if rows else None
 
     def prune_results(self, conn: sqlite3.Connection, result_ids: Sequence[str]) -> None:
         """Within a write: for the validation of each of ``result_ids``, forget
@@ -430,7 +466,7 @@ class Store:
             " ORDER BY r.id LIMIT ?",
             (resource_id, plan_id, after or "", limit + 1),
         )
-        page = [ValidationResult.model_validate_json(row["body"]) for row in rows[:limit]]
+        page = [self._parsed.get(row["id"], row["body"]) for row in rows[:limit]]
         next_cursor = page[-1].id if len(rows) > limit else None
         return page, next_cursor
 

@@ -237,8 +237,9 @@ class Session:
         key = document.key
         if key is not None and self.settings.clear_on_edit and self.results.clear_file(key):
             self._changed({key})
+        snapshot = self.snapshot(uri)  # one for all: a snapshot is read-only
         for feature in self.features:
-            feature.document_edited(self.snapshot(uri))
+            feature.document_edited(snapshot)
 
     def saved(self, uri: str) -> None:
         self.calls.check_moved()  # a save is when sharing a server matters most
@@ -299,8 +300,9 @@ class Session:
             not document.holds(result, key[1]) for result, _ in held
         ):
             self.results.clear_file(key)  # opened with other text than the tools saw
+        snapshot = self.snapshot(uri)
         for feature in self.features:
-            feature.document_placed(self.snapshot(uri))
+            feature.document_placed(snapshot)
         if self.results.version(key):  # it has (had) diagnostics: show them as the editor sees it
             self._changed({key})
         resource = placement.resource

@@ -60,6 +60,19 @@ def work_tree(path: str) -> tuple[str, str] | None:
         directory = parent
 
 
+_GITS: dict[str, str] = {}
+
+
+def _git(search_path: str) -> str | None:
+    """git on ``search_path``, found once per PATH rather than per hover (the
+    look-up stats every directory on it); not found is not remembered, so
+    a git installed later is seen."""
+    found = _GITS.get(search_path) or shutil.which("git", path=search_path)
+    if found is not None:
+        _GITS[search_path] = found
+    return found
+
+
 def head_commit(dot_git: str) -> str | None:
     """The commit ``HEAD`` names, read from the files (no process), or None
     when it cannot be told (the answer is then not cached)."""
@@ -143,7 +156,7 @@ class History:
     async def line(self, file: str, text: str, sha256: str | None, line: int) -> LineHistory | None:
         """Who last changed ``line`` of ``file``, whose content is ``text``."""
         found = work_tree(file)
-        git = shutil.which("git")
+        git = _git(os.environ.get("PATH", os.defpath))
         if found is None or git is None:
             return None
         root, dot_git = found

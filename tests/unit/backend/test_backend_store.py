@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from acp_backend import store as store_module
 from acp_backend.registry import Registry
 from acp_backend.store import DATABASE_NAME, MIGRATIONS, Migration, Store
 from acp_client.errors import InvalidParams, InvalidState, NotFound
@@ -161,6 +162,35 @@ def test_a_stored_result_reads_back_equal(store: Store, resource_id: str) -> Non
     result = factories.result("ruff", resource=resource_id)
     store.insert_result(result)
     assert store.latest_results(resource_id) == ([result], None)
+
+
+def test_a_result_is_parsed_once_and_a_large_one_each_read(
+    store: Store, resource_id: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Stored results are never changed, so a read parses each once; within
+    ``PARSED_FINDINGS`` findings, the oldest read first left out."""
+    monkeypatch.setattr(store_module, "PARSED_FINDINGS", 10)
+    small = factories.result("ruff", findings=[factories.finding("a.py", 1)], resource=resource_id)
+    large = factories.result(
+        "mypy", findings=[factories.finding("a.py", n) for n in range(20)], resource=resource_id
+    )
+    store.insert_result(small)
+    store.insert_result(large)
+    first, _ = store.latest_results(resource_id)
+    again, _ = store.latest_results(resource_id)
+    assert first == again == [small, large]
+    assert again[0] is first[0]  # kept
+    assert again[1] is not first[1]  # over the budget: parsed each time
+    assert store.result(small.id) is first[0]
+    others = [
+        factories.result(f"v{n}", findings=[factories.finding("a.py", n)], resource=resource_id)
+        for n in range(6)
+    ]
+    for other in others:
+        store.insert_result(other)
+        assert store.result(other.id) == other
+    assert store.result(small.id) is not first[0]  # pushed out by newer reads
+    assert store.result(small.id) == small
 
 
 def test_latest_results_keep_the_newest_per_validation(store: Store, resource_id: str) -> None:
