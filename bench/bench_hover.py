@@ -8,7 +8,8 @@ Run from the repository root: ``python bench/bench_hover.py``.
   floor is a bare pygls server answering hovers with fixed Markdown
   (``bench/hover_floor.py``, none of our code) *plus* the backend's own time
   for the same ``context.inspect``, measured in this process on the same
-  data dir. Target: p50 <= 1.5x that floor.
+  data dir through ``call_typed`` (the path acp-lsp takes in local mode).
+  Target: p50 <= 1.5x that floor.
 - **Hover, cached line.** Hovers along a line already asked about (info).
 - **50 identical concurrent hovers** after an edit: backend calls counted by
   the facade the server loads (``bench/hover_facade.py``). Target: 1.
@@ -316,7 +317,7 @@ async def backend_time(facade: BackendFacade, document: Path, texts: list[str]) 
     for text in texts:
         params = {"path": str(document), "line": HOVER_LINE, "text": text}
         started = time.perf_counter()
-        await facade.dispatch("context.inspect", params)
+        await facade.call_typed("context.inspect", params)  # as acp-lsp calls it in process
         samples.append((time.perf_counter() - started) * 1000)
     return p50(samples)
 

@@ -8,6 +8,8 @@ from collections.abc import AsyncIterator, Mapping
 from pathlib import Path
 from typing import Any
 
+from pydantic import BaseModel
+
 from acp_backend.facade import BackendFacade
 from acp_backend.facade import create_facade as create_reference
 
@@ -20,9 +22,17 @@ class CountingFacade:
         self.record = record
 
     async def dispatch(self, method: str, params: Mapping[str, Any] | None) -> Any:
+        self._count(method)
+        return await self.inner.dispatch(method, params)
+
+    async def call_typed(self, method: str, params: Mapping[str, Any] | None) -> BaseModel:
+        """The typed path the language server takes in local mode, counted too."""
+        self._count(method)
+        return await self.inner.call_typed(method, params)
+
+    def _count(self, method: str) -> None:
         with self.record.open("a", encoding="utf-8") as out:
             out.write(f"{method}\n")
-        return await self.inner.dispatch(method, params)
 
     def subscribe(self, after: int | None = None) -> AsyncIterator[dict[str, Any]]:
         return self.inner.subscribe(after)

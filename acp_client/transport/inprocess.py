@@ -57,6 +57,8 @@ class InProcessTransport:
         self.facade = facade
         self.description = description
         self.read_timeout = read_timeout
+        # Checked once: a protocol's isinstance walks its members (~0.1 ms a call).
+        self._typed = facade if isinstance(facade, TypedCalls) else None
 
     @classmethod
     def load(
@@ -79,8 +81,8 @@ class InProcessTransport:
 
     async def _dispatch(self, method: str, params: Mapping[str, Any]) -> Any:
         try:
-            if isinstance(self.facade, TypedCalls):
-                return await self.facade.call_typed(method, dict(params))
+            if self._typed is not None:
+                return await self._typed.call_typed(method, dict(params))
             return await self.facade.dispatch(method, dict(params))
         except AcpError:
             raise
