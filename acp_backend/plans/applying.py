@@ -141,7 +141,7 @@ async def apply_plan(plans: Plans, params: PlanApplyParams) -> Plan:
         return applied
     announce(plans, applied, written_paths(changes))
     await plans.close_sandbox(plan)
-    plans.rerun(resource, written_paths(changes))
+    await plans.rerun(resource, written_paths(changes))
     return applied
 
 

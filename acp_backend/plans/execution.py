@@ -168,13 +168,13 @@ async def _validate(
     if not selected:
         return plan, []
     runs = plans.validation.runs
-    started = runs.start(resource.id, Path(sandbox.root), selected, plan_id=plan.id)
+    started = await runs.start(resource.id, Path(sandbox.root), selected, plan_id=plan.id)
     plan = plans.move(plan, validation_run_id=started.run_id)
     baseline = _latest(plans, resource, selected)
     unknown = [c for c in selected if c.name not in baseline]
     waits = [_completion(plans, started.run_id, started.started_event_id)]
     if unknown:
-        on_resource = runs.start(resource.id, Path(resource.root), unknown)
+        on_resource = await runs.start(resource.id, Path(resource.root), unknown)
         waits.append(_completion(plans, on_resource.run_id, on_resource.started_event_id))
     try:
         await asyncio.gather(*waits)

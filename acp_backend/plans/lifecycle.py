@@ -115,7 +115,7 @@ class Plans:
         if checkout.exists():
             remove_sandbox(str(checkout))
 
-    def rerun(self, resource: Resource, paths: Sequence[str]) -> None:
+    async def rerun(self, resource: Resource, paths: Sequence[str]) -> None:
         """Re-run on the resource the validations whose applies_to match ``paths``."""
         try:
             loaded = self.validation.configs.get(Path(resource.root))
@@ -123,7 +123,7 @@ class Plans:
         except InvalidState:
             return  # no (valid) acp.toml: nothing to re-run
         if selected:
-            self.validation.runs.start(resource.id, Path(resource.root), selected)
+            await self.validation.runs.start(resource.id, Path(resource.root), selected)
 
     async def cancel(self, plan_id: str) -> Plan:
         plan = self.open_plan(plan_id, "cancelled")

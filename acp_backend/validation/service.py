@@ -130,7 +130,7 @@ async def run(services: Services, params: ValidationRunParams) -> ValidationRunR
     scope = (
         RunScope() if params.plan is not None else run_scope(services, resource, selected, params)
     )
-    started = service.runs.start(
+    started = await service.runs.start(
         resource.id, Path(root), selected, plan_id=params.plan, scope=scope
     )
     return ValidationRunResult(
