@@ -20,7 +20,7 @@ from pathlib import Path
 
 from acp_client import heap, threads
 from lsp_server import __version__
-from lsp_server.backend import BackendAddress, add_target_options
+from lsp_server.options import add_target_options
 
 
 def host_port(value: str) -> tuple[str, int]:
@@ -71,6 +71,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     # process; collecting while they load only walks them again and again
     # (~20 ms of start-up). Collect again once they are in, never over them.
     gc.disable()
+    from lsp_server.backend import BackendAddress
     from lsp_server.handlers import register
     from lsp_server.server import AcpLanguageServer
     from lsp_server.stdio import PipeStdout, SignalledStdin

@@ -184,28 +184,6 @@ class BackendAddress:
         return self.acp == "local" and should_rediscover(client, self.data_dir)
 
 
-def add_target_options(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument(
-        "--acp",
-        default="local",
-        metavar="local|URL",
-        help="'local' (default): the backend serving the data dir if one runs, else "
-        "in-process; or a server URL (https://..., or http:// on loopback)",
-    )
-    parser.add_argument(
-        "--token-file", type=Path, help="file holding the server's token (else $ACP_TOKEN)"
-    )
-    parser.add_argument(
-        "--data-dir", type=Path, help="backend data dir (else $ACP_DATA_DIR, else XDG data dir)"
-    )
-    parser.add_argument(
-        "--facade",
-        default=None,
-        metavar="MODULE:FACTORY",
-        help="the in-process backend local mode loads (default: the reference backend)",
-    )
-
-
 STREAM_PROVEN_AFTER = 10.0
 """Seconds an event stream must stay up before an outage counts as over:
 until then a backend whose requests work but whose stream keeps failing is

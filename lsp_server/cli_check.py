@@ -38,9 +38,10 @@ from acp_client.models import (
 from acp_client.paths import is_within, path_to_uri, real_path
 from acp_client.signals import Terminated, run_until_terminated
 from lsp_server import __version__
-from lsp_server.backend import BackendAddress, add_target_options
+from lsp_server.backend import BackendAddress
 from lsp_server.check_fix import apply_fixes
 from lsp_server.marks import Mark, Severity, marks_for
+from lsp_server.options import add_target_options
 
 OK, FAILED, UNUSABLE = 0, 1, 2
 SEVERITY_WORDS = {
