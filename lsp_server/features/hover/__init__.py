@@ -79,10 +79,10 @@ class Hover(Feature):
         info = self._lines.get(key)
         if info is None:
             try:
-                info = await asyncio.wait_for(
-                    self._calls.run(key, lambda: self._inspect(client, key, document.text)),
-                    TIMEOUT,
-                )
+                async with asyncio.timeout(TIMEOUT):  # no task of its own, unlike wait_for
+                    info = await self._calls.run(
+                        key, lambda: self._inspect(client, key, document.text)
+                    )
             except TimeoutError:
                 log.warning("context.inspect took over %s s: no hover", TIMEOUT)
                 return None
