@@ -111,10 +111,10 @@ def definition_in_excerpt(parsed: Parsed, path: str, line: int) -> Definition | 
     definition lies inside the block the excerpt parsed whole: only there
     are its span, doc and decorators all in the tree. None otherwise (the
     whole file must be parsed, not that there is no definition)."""
-    if parsed.block is None:
+    if parsed.block is None or parsed.language.data:
         return None
     found = definition_at(parsed, path, line)
-    if found is None or parsed.language.data:
+    if found is None:
         return None
     first, past = parsed.block
     where = found.location

@@ -62,6 +62,7 @@ RETIRED_FREE_DELAY = 0.002
 
 
 def minified(text: str) -> bool:
+    """Lines longer than ``MINIFIED`` characters on average: not outlined."""
     return len(text) > MINIFIED * (text.count("\n") + 1)
 
 
@@ -161,8 +162,10 @@ class InspectService:
         if minified(text):
             return None
         parsed = parse_excerpt(language, text, line)
-        found = None if parsed is None else definition_in_excerpt(parsed, target.path, line)
-        return None if found is None or parsed is None else (found, parsed, None)
+        if parsed is None:
+            return None
+        found = definition_in_excerpt(parsed, target.path, line)
+        return None if found is None else (found, parsed, None)
 
     def _free_retired_later(self) -> None:
         """Free the trees this parse pushed out once the answer is on its

@@ -127,17 +127,16 @@ class Trees:
         """The kept tree of exactly this text, if there is one."""
         with self._lock:
             held = self._held.get(key)
-        if held is not None and held[0] == sha256 and held[1].language == language:
-            return held[1]
-        return None
+        return _same(held, sha256, language)
 
     def parse(self, key: object, sha256: str, language: Language, text: str) -> Parsed:
         with self._lock:
             held = self._held.get(key)
             if held is not None:
                 self._held.move_to_end(key)
-        if held is not None and held[0] == sha256 and held[1].language == language:
-            return held[1]
+        same = _same(held, sha256, language)
+        if same is not None:
+            return same
         data = encoded(text)
         parser = Parser(grammar(language.grammar))
         earlier = held[1] if held is not None and held[1].language == language else None
@@ -179,6 +178,13 @@ class Trees:
 
     def __len__(self) -> int:
         return len(self._held)
+
+
+def _same(held: tuple[str, Parsed] | None, sha256: str, language: Language) -> Parsed | None:
+    """A kept tree when it is of this very text, in this language."""
+    if held is not None and held[0] == sha256 and held[1].language == language:
+        return held[1]
+    return None
 
 
 def parse_excerpt(language: Language, text: str, row: int) -> Parsed | None:

@@ -178,10 +178,14 @@ class ValidationRuns:
         """A run whose start could not be recorded: its jobs end, nothing of it is."""
         await asyncio.gather(*run.jobs.values(), return_exceptions=True)
         self._runs.pop(run.target.run_id, None)
-        for name, job in run.jobs.items():
-            key = (run.target.resource_id, run.target.plan_id, name)
-            if self._running.get(key, (None, None))[1] is job:
-                del self._running[key]
+        for name in run.jobs:
+            self._release(run, name)
+
+    def _release(self, run: _Run, name: str) -> None:
+        """Forget ``name``'s job of ``run`` as the one running (unless a newer run's is)."""
+        key = (run.target.resource_id, run.target.plan_id, name)
+        if self._running.get(key, (None, None))[1] is run.jobs[name]:
+            del self._running[key]
 
     async def _record(self, run: _Run, name: str) -> ValidationResult:
         """Store and announce a job's result. One that cannot be stored (a
@@ -190,9 +194,7 @@ class ValidationRuns:
         The writes run on a thread: a 10,000-finding result, with the WAL
         checkpoint it may set off, held the event loop for up to 75 ms."""
         job = run.jobs[name]
-        key = (run.target.resource_id, run.target.plan_id, name)
-        if self._running.get(key, (None, None))[1] is job:
-            del self._running[key]
+        self._release(run, name)
         ran = self._result_of(run, name, job)
         result = ran.result
         try:
