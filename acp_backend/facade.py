@@ -18,7 +18,7 @@ from typing import Any
 from pydantic import BaseModel, ValidationError
 
 from acp_backend.eventlog import DEFAULT_RETENTION, EventLog
-from acp_backend.handlers import HANDLERS, STARTUP
+from acp_backend.handlers import HANDLERS, SERVING, STARTUP
 from acp_backend.partial_events import whole_results
 from acp_backend.registry import Registry
 from acp_backend.services import Services
@@ -140,6 +140,12 @@ class BackendFacade:
         runs on some files as logged (ADR 0017), else their stored whole."""
         events = self.services.events.events(after)
         return events if partial else whole_results(self.services.store, events)
+
+    def serving(self) -> None:
+        """It is about to serve over HTTP (``acp-backend serve``): the
+        ``on_serve`` hooks prepare what a local-mode backend makes on first use."""
+        for hook in SERVING:
+            hook(self.services)
 
     async def aclose(self) -> None:
         if self._closed:

@@ -45,3 +45,14 @@ def on_start(hook: Startup) -> Startup:
     crash interrupted), before it answers anything."""
     STARTUP.append(hook)
     return hook
+
+
+SERVING: list[Startup] = []
+
+
+def on_serve(hook: Startup) -> Startup:
+    """Run ``hook`` when a backend starts serving over HTTP, before its first
+    request: a long-lived server makes now what the first requests would
+    otherwise wait for, rather than in the middle of a burst of them."""
+    SERVING.append(hook)
+    return hook

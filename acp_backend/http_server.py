@@ -36,6 +36,7 @@ from starlette.routing import Route
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from acp_backend.event_stream import FanOut, sse_frames
+from acp_backend.facade import BackendFacade
 from acp_backend.http_guard import connection_cap, guarded_protocol
 from acp_backend.rpc import handle_body
 from acp_client import heap, jsonrpc, threads
@@ -402,6 +403,8 @@ def _serve_locked(
     except BaseException:
         sock.close()
         raise
+    if isinstance(backend, BackendFacade):  # another facade prepares itself
+        backend.serving()
     token = secrets.token_urlsafe(32)
     app = create_app(backend, token, keepalive_interval=keepalive_interval)
     info = BackendInfo(

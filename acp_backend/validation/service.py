@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 from pathlib import Path
 
-from acp_backend.handlers import handles
+from acp_backend.handlers import handles, on_serve
 from acp_backend.limits import validation_concurrency
 from acp_backend.plans.records import sandbox_root_of
 from acp_backend.services import Services
@@ -81,6 +81,14 @@ class ValidationService:
 
 def _service(services: Services) -> ValidationService:
     return services.service(ValidationService, ValidationService)
+
+
+@on_serve
+def prepare(services: Services) -> None:
+    """A served backend starts its parse server with it: made on the first
+    run, its interpreter's start (~0.1 s of CPU) landed in the first burst of
+    runs and delayed every event of it to every subscriber."""
+    _service(services)
 
 
 def config_finding(error: ConfigError | None) -> Finding | None:

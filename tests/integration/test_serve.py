@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 import signal
 import stat
@@ -57,6 +58,26 @@ def served(tmp_path: Path) -> Iterator[Served]:
     if server.process.poll() is None:
         server.process.kill()
         server.process.wait(WAIT)
+
+
+def children(pid: int) -> list[str]:
+    """The command lines of ``pid``'s child processes (Linux /proc)."""
+    listed = Path(f"/proc/{pid}/task/{pid}/children").read_text().split()
+    lines = []
+    for child in listed:
+        with contextlib.suppress(OSError):  # gone meanwhile
+            lines.append(Path(f"/proc/{child}/cmdline").read_bytes().replace(b"\0", b" ").decode())
+    return lines
+
+
+@pytest.mark.skipif(not Path("/proc/self/task").exists(), reason="reads /proc")
+def test_serve_starts_its_parse_server_before_any_run(served: Served) -> None:
+    """Its interpreter's start must not land in the first burst of runs."""
+    served.wait_for_file()
+    deadline = time.monotonic() + WAIT
+    while not any("isolation import serve" in line for line in children(served.process.pid)):
+        assert time.monotonic() < deadline, children(served.process.pid)
+        time.sleep(0.05)
 
 
 @pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGINT])
