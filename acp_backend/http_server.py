@@ -41,7 +41,6 @@ from acp_backend.http_guard import connection_cap, guarded_protocol
 from acp_backend.rpc import handle_body
 from acp_client import heap, jsonrpc, threads
 from acp_client.discovery import (
-    BACKEND_FILE,
     LOCK_FILE,
     BackendInfo,
     connect_host,
@@ -49,9 +48,10 @@ from acp_client.discovery import (
     read_backend_file,
 )
 from acp_client.errors import InvalidRequest
+from acp_client.head_start import BACKEND_FILE, DEFAULT_FACADE
 from acp_client.paths import default_data_dir
 from acp_client.transport import Facade
-from acp_client.transport.inprocess import DEFAULT_FACADE, load_facade
+from acp_client.transport.inprocess import load_facade
 
 log = logging.getLogger(__name__)
 

@@ -8,16 +8,15 @@ from typing import TYPE_CHECKING
 
 from acp_client.client import AcpClient
 from acp_client.discovery import HEALTH_TIMEOUT, discover, server_appeared
+from acp_client.head_start import DEFAULT_FACADE, LOCAL
 from acp_client.paths import default_data_dir
 from acp_client.transport import Transport
-from acp_client.transport.inprocess import DEFAULT_FACADE, InProcessTransport
+from acp_client.transport.inprocess import InProcessTransport
 
 if TYPE_CHECKING:
     from acp_client.transport.policy import StreamPolicy
 
 log = logging.getLogger(__name__)
-
-LOCAL = "local"
 
 
 async def connect(

@@ -27,12 +27,13 @@ from typing import TYPE_CHECKING, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from acp_client.head_start import BACKEND_FILE
+
 if TYPE_CHECKING:  # loaded only once there is a server to probe (connect.py says why)
     import httpx
 
 log = logging.getLogger(__name__)
 
-BACKEND_FILE = "backend.json"
 LOCK_FILE = "serve.lock"
 HEALTH_TIMEOUT = 0.3  # the first probe's budget; each retry doubles it
 DISCOVERY_PATIENCE = 6.0  # seconds a live server's /health may take in all

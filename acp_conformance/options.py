@@ -8,11 +8,10 @@ from pathlib import Path
 
 import pytest
 
+from acp_client.head_start import DEFAULT_FACADE, LOCAL
 from acp_client.transport.http import RPC_PATH
-from acp_client.transport.inprocess import DEFAULT_FACADE
 
 SUITES = ("backend", "server")
-LOCAL = "local"
 
 
 @dataclass(frozen=True)

@@ -25,7 +25,8 @@ from pathlib import Path
 
 from acp_client.client import AcpClient
 from acp_client.events import ValidationCompleted, ValidationResultEvent
-from acp_client.transport.inprocess import DEFAULT_FACADE, InProcessTransport
+from acp_client.head_start import DEFAULT_FACADE
+from acp_client.transport.inprocess import InProcessTransport
 from lsp_server.features.diagnostics.presenter import Presenter
 from lsp_server.roots import FileKey, Roots
 

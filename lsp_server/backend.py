@@ -162,7 +162,7 @@ class BackendAddress:
 
     async def connect(self) -> AcpClient:
         from acp_client.connect import connect
-        from acp_client.transport.inprocess import DEFAULT_FACADE
+        from acp_client.head_start import DEFAULT_FACADE
         from acp_client.transport.policy import StreamPolicy
 
         # The stream gives up quickly: our own loop then reconnects from

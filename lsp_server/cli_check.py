@@ -41,7 +41,7 @@ from lsp_server import __version__
 from lsp_server.backend import BackendAddress
 from lsp_server.check_fix import apply_fixes
 from lsp_server.marks import Mark, Severity, marks_for
-from lsp_server.options import add_target_options
+from lsp_server.options import check_parser
 
 OK, FAILED, UNUSABLE = 0, 1, 2
 SEVERITY_WORDS = {
@@ -87,39 +87,6 @@ class Line:
         return SEVERITY_WORDS[self.mark.severity]
 
 
-def parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
-        prog="acp-lsp check",
-        description="Run a resource's validations and print the findings as the editor shows them.",
-    )
-    parser.add_argument("paths", nargs="*", default=["."], metavar="PATH")
-    parser.add_argument("--format", choices=["text", "json", "sarif"], default="text")
-    add_target_options(parser)
-    parser.add_argument(
-        "--no-run", action="store_true", help="report the latest results, start no run"
-    )
-    parser.add_argument(
-        "--register",
-        action="store_true",
-        help="register each PATH directory that is in no resource yet (otherwise: exit 2)",
-    )
-    parser.add_argument(
-        "--timeout", type=float, default=600.0, help="seconds to wait for the run (default 600)"
-    )
-    parser.add_argument(
-        "--fix",
-        action="store_true",
-        help="apply the fixes the tools attached to the findings (one plan per resource), "
-        "then report what is left; only those the tools call safe",
-    )
-    parser.add_argument(
-        "--unsafe-fixes",
-        action="store_true",
-        help="with --fix, apply the fixes the tools call unsafe too (as ruff's --unsafe-fixes)",
-    )
-    return parser
-
-
 FIX_PASSES = 10
 """``--fix`` applies the fixes, runs the validations again, and repeats
 while fixes remain, at most this often (ruff stops at 100; real code
@@ -142,7 +109,7 @@ class OneLine(logging.Formatter):
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    options = parser()
+    options = check_parser()
     args = options.parse_args(argv)
     if args.unsafe_fixes and not args.fix:
         options.error("--unsafe-fixes applies with --fix only")

@@ -42,9 +42,6 @@ import selectors
 import signal
 import socket
 import struct
-import subprocess
-import sys
-import threading
 import time
 from dataclasses import replace
 from multiprocessing.connection import Connection
@@ -52,6 +49,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
 from acp_backend.validation.file_facts import CAPACITY, FileFacts, Learned
+from acp_backend.validation.fork_server import SERVER, SERVER_FD_ENV
 from acp_client.models import FINDINGS, Finding
 
 if TYPE_CHECKING:  # the validator imports this module
@@ -61,7 +59,6 @@ if TYPE_CHECKING:  # the validator imports this module
     from acp_backend.validation.validator import Verdict
 
 _CHUNK = 1024 * 1024  # characters of output per message to the child
-_SERVER_FD_ENV = "ACP_PARSE_SERVER_FD"
 _FACTS_HEADER = struct.Struct("!Q")  # the length of what a child tells of the files it read
 _FACTS_LIMIT = 2 * CAPACITY  # bytes: a longer message is not read
 _FACTS_DEADLINE = 2.0  # seconds the fork server waits for the rest of a message
@@ -75,77 +72,6 @@ class ParseTimeout(Exception):
 
 class ParseCrashed(Exception):
     """The parsing process died without an answer (e.g. out of memory)."""
-
-
-class _ForkServer:
-    """The backend's end of the fork server, started on first use."""
-
-    def __init__(self) -> None:
-        self._lock = threading.Lock()
-        self._process: subprocess.Popen[bytes] | None = None
-        self._socket: socket.socket | None = None
-
-    def connect(self) -> Connection:
-        """A connection to a newly forked child (blocking: call it off the loop)."""
-        with self._lock:
-            for attempt in range(2):
-                ours, theirs = socket.socketpair()
-                try:
-                    socket.send_fds(self._server(), [b"f"], [theirs.fileno()])
-                except OSError:
-                    ours.close()
-                    self._stop()  # it died: start another one, once
-                    if attempt:
-                        raise
-                    continue
-                finally:
-                    theirs.close()
-                return Connection(ours.detach())
-        raise AssertionError("unreachable")
-
-    def warm_up(self) -> None:
-        """Start the server now, off the caller's thread: the first results
-        of a session should not wait for an interpreter to start."""
-
-        def start() -> None:
-            with self._lock, contextlib.suppress(OSError):
-                self._server()
-
-        threading.Thread(target=start, name="parse server start", daemon=True).start()
-
-    def _server(self) -> socket.socket:
-        if self._socket is not None and self._process is not None:
-            if self._process.poll() is None:
-                return self._socket
-            self._stop()
-        ours, theirs = socket.socketpair()
-        env = dict(os.environ)
-        env[_SERVER_FD_ENV] = str(theirs.fileno())
-        # The same imports as here, wherever acp-lsp was started from.
-        env["PYTHONPATH"] = os.pathsep.join(p for p in sys.path if p and os.path.isdir(p))
-        self._process = subprocess.Popen(
-            [sys.executable, "-c", "from acp_backend.validation.isolation import serve; serve()"],
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.DEVNULL,  # never the language server's stdio channel
-            pass_fds=[theirs.fileno()],
-            env=env,
-        )
-        theirs.close()
-        self._socket = ours
-        return ours
-
-    def _stop(self) -> None:
-        if self._socket is not None:
-            self._socket.close()  # the server exits when this closes
-        if self._process is not None:
-            with contextlib.suppress(ProcessLookupError):
-                self._process.kill()
-            self._process.wait()
-        self._socket = self._process = None
-
-
-_SERVER = _ForkServer()
-warm_up = _SERVER.warm_up
 
 
 async def judge_isolated(
@@ -162,7 +88,7 @@ async def judge_isolated(
     run it parses for (``file_facts``: a file read earlier in it is not
     checked again)."""
     try:
-        connection = await asyncio.to_thread(_SERVER.connect)
+        connection = await asyncio.to_thread(SERVER.connect)
         pid = await asyncio.to_thread(connection.recv)
     except (OSError, EOFError) as exc:
         raise ParseCrashed(f"could not start the process reading the output: {exc}") from None
@@ -234,7 +160,7 @@ def serve() -> None:
 
     del validator
     signal.signal(signal.SIGCHLD, signal.SIG_IGN)  # children reap themselves
-    listener = socket.socket(fileno=int(os.environ.pop(_SERVER_FD_ENV)))
+    listener = socket.socket(fileno=int(os.environ.pop(SERVER_FD_ENV)))
     facts = FileFacts()
     told_facts: collections.deque[Learned] = collections.deque()
     selector = selectors.DefaultSelector()
@@ -257,7 +183,10 @@ def serve() -> None:
             _learn(facts, told_facts, _LEARN_SLICE)
         message, fds, _, _ = socket.recv_fds(listener, 1, 1)
         if not message:  # the backend closed its end: it is gone
-            return
+            # At once, not after freeing every module and schema (~50 ms):
+            # until this process ends, the stderr it shares with the backend
+            # stays open, and whoever reads the backend's output waits.
+            os._exit(0)
         ours, theirs = socket.socketpair()
         if os.fork() == 0:
             # First, what the child inherited (the fork server's modules,

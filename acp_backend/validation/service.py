@@ -9,7 +9,7 @@ from acp_backend.handlers import handles, on_serve
 from acp_backend.limits import validation_concurrency
 from acp_backend.plans.records import sandbox_root_of
 from acp_backend.services import Services
-from acp_backend.validation import isolation
+from acp_backend.validation import fork_server
 from acp_backend.validation.config import ConfigCache, ConfigError, ValidationConfig
 from acp_backend.validation.runs import ValidationRuns
 from acp_backend.validation.schema import validation_schema
@@ -45,7 +45,7 @@ class ValidationService:
     def __init__(self, services: Services) -> None:
         self.configs = ConfigCache()
         self._store = services.store
-        isolation.warm_up()  # the process that will read validators' output
+        fork_server.warm_up()  # the process that will read validators' output
         # Each validation's latest completed result per resource: what a run
         # on some files is merged into (reading it back from the store would
         # cost more than the run itself on a large repository).

@@ -18,11 +18,10 @@ from typing import Any, cast
 
 from acp_client.errors import AcpError, BackendTimeout, BackendUnreachable, InternalError
 from acp_client.events import Event
+from acp_client.head_start import DEFAULT_FACADE
 from acp_client.transport import Facade, TypedCalls, subscribe
 
 log = logging.getLogger(__name__)
-
-DEFAULT_FACADE = "acp_backend.facade:create_facade"
 
 
 def load_facade(spec: str, data_dir: Path | None) -> Facade:

@@ -17,7 +17,8 @@ from conftest import LiveServer, http_response
 
 from acp_client.client import AcpClient
 from acp_client.connect import connect
-from acp_client.discovery import BACKEND_FILE, read_backend_file
+from acp_client.discovery import read_backend_file
+from acp_client.head_start import BACKEND_FILE
 from acp_client.transport.http import HttpTransport
 from acp_client.transport.inprocess import InProcessTransport
 from tests.support.servers import free_port

@@ -19,7 +19,8 @@ import pytest
 from test_serve import WAIT, Served
 
 from acp_client.connect import connect, in_process, should_rediscover
-from acp_client.discovery import BACKEND_FILE, read_backend_file
+from acp_client.discovery import read_backend_file
+from acp_client.head_start import BACKEND_FILE
 from acp_client.transport.http import HttpTransport
 
 CLIENTS = 20

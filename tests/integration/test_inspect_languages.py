@@ -13,8 +13,9 @@ import pytest
 from conftest import LiveServer
 
 from acp_client.client import AcpClient
-from acp_client.connect import LOCAL, connect
+from acp_client.connect import connect
 from acp_client.events import ValidationResultEvent
+from acp_client.head_start import LOCAL
 from acp_client.models import ContextInfo, FileEdit, Plan, PlanState
 from tests.support.git import AUTHOR, committed
 

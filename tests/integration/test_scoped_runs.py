@@ -15,9 +15,10 @@ from conftest import LiveServer
 
 from acp_backend.facade import BackendFacade, create_facade
 from acp_client.client import AcpClient
-from acp_client.connect import LOCAL, connect
+from acp_client.connect import connect
 from acp_client.errors import AlreadyExists
 from acp_client.events import ValidationCompleted, ValidationResultEvent
+from acp_client.head_start import LOCAL
 from acp_client.models import ValidationResult
 from acp_client.operations import ValidationRunResult
 

@@ -18,8 +18,9 @@ import pytest
 
 from acp_backend.http_server import UnsafeBind, check_bind
 from acp_client.connect import connect
-from acp_client.discovery import BACKEND_FILE, read_backend_file
+from acp_client.discovery import read_backend_file
 from acp_client.events import ResourceChanged
+from acp_client.head_start import BACKEND_FILE
 from acp_client.transport.http import HttpTransport
 
 WAIT = 30.0

@@ -17,7 +17,8 @@ import httpx
 import pytest
 from conftest import LiveServer
 
-from acp_client.discovery import BACKEND_FILE, read_backend_file
+from acp_client.discovery import read_backend_file
+from acp_client.head_start import BACKEND_FILE
 
 HEADER_TIMEOUT = 0.5
 FLOOD = 1_100

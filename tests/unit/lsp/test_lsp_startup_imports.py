@@ -53,7 +53,7 @@ def run(*argv: str) -> tuple[object, set[str]]:
 def test_help_and_version_load_neither_the_server_nor_the_client() -> None:
     """Nor asyncio (~50 ms here): the backend connection's module waits until
     the arguments are parsed (issue 25, item 2)."""
-    for argv in (["--help"], ["--version"], ["--tcp", "nonsense"]):
+    for argv in (["--help"], ["--version"], ["--tcp", "nonsense"], ["check", "--help"]):
         code, modules = run(*argv)
         assert code in (0, 2)
         heavy = {"pygls", "lsprotocol", "cattrs", "pydantic", "httpx", "asyncio", "ssl"}
@@ -72,6 +72,56 @@ def test_check_runs_a_whole_check_without_an_lsp_framework(tmp_path: Path) -> No
         assert code == 0
         assert "acp_backend" in modules  # the check really happened, in this process
         assert not modules & unused, (argv, modules & unused)
+
+
+# ``acp-lsp check`` with the parse server's start recorded, not made: at the
+# moment ``head_start`` calls it, whether pydantic had been loaded yet.
+HEAD_START_PROBE = """
+import contextlib, io, json, sys
+from acp_backend.validation import fork_server
+calls = []
+fork_server.warm_up = lambda: calls.append("pydantic" in sys.modules)
+from lsp_server.__main__ import main
+with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
+    try:
+        code = main(sys.argv[1:])
+    except SystemExit as exit:
+        code = exit.code
+print(json.dumps({"code": code, "calls": calls}))
+"""
+
+
+def head_starts(*argv: str) -> tuple[object, list[bool]]:
+    done = subprocess.run(
+        [sys.executable, "-c", HEAD_START_PROBE, *argv],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env={"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin"},
+        check=True,
+    )
+    answer = json.loads(done.stdout.splitlines()[-1])
+    return answer["code"], answer["calls"]
+
+
+def test_a_local_check_starts_the_parse_server_before_loading_pydantic(tmp_path: Path) -> None:
+    """Its interpreter comes up while the check loads (ADR 0031): started
+    with the backend, it was up ~0.1 s after the tools' output arrived."""
+    project = todo_project(tmp_path / "project")
+    data = tmp_path / "data"
+    code, calls = head_starts("check", "--data-dir", str(data), "--register", str(project))
+    assert code == 0
+    assert calls[:1] == [False]  # then the backend's own call, on first use, finds it started
+    # Nothing to parse, or maybe not this process's backend: no head start.
+    code, calls = head_starts("check", "--data-dir", str(data), "--no-run", str(project))
+    assert (code, calls) == (0, [])
+    (data / "backend.json").write_text("{}", encoding="utf-8")  # a server may serve it
+    code, calls = head_starts("check", "--data-dir", str(data), str(project))
+    assert code == 0
+    assert False not in calls  # only the in-process backend's, once it is clear there is one
+    code, calls = head_starts("check", "--acp", "http://127.0.0.1:9", str(project))
+    assert (code, calls) == (2, [])
 
 
 # What the initialize answer must not wait for (ADR 0016): the features and

@@ -169,7 +169,7 @@ def children_of(pid: int) -> list[int]:
 
 
 async def test_cancelling_a_run_kills_its_parse_at_once(tmp_path: Path) -> None:
-    from acp_backend.validation import isolation
+    from acp_backend.validation import fork_server
 
     config = declared("format = \"pattern\"\npattern = '^(?P<message>(a+)+)$'\ntimeout = 60")
     parse = asyncio.create_task(
@@ -178,7 +178,7 @@ async def test_cancelling_a_run_kills_its_parse_at_once(tmp_path: Path) -> None:
     server = None
     for _ in range(200):  # until the child is running
         await asyncio.sleep(0.02)
-        process = isolation._SERVER._process
+        process = fork_server.SERVER._process
         if process is not None and children_of(process.pid):
             server = process.pid
             break
