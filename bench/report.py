@@ -83,13 +83,16 @@ def render(results: list[dict[str, Any]]) -> str:
                 else ""
             )
             ratio = _number(row.get("ratio"))
-            if row.get("spread"):  # the ratio's 5th-95th percentile over resampled rounds
+            value = _number(row["value"], row["unit"])
+            if row.get("spread"):  # 5th-95th percentile over resampled rounds
                 low, high = row["spread"]
-                ratio += f" ({low:.2f}-{high:.2f})"
+                if row.get("ratio") is not None:
+                    ratio += f" ({low:.2f}-{high:.2f})"
+                else:
+                    value += f" ({_number(low)}-{_number(high)})"
             met = {None: "", True: "yes", False: "**no**"}[row.get("ok")]
             lines.append(
-                f"| {measure} | {_number(row['value'], row['unit'])} | {floor} | {ratio} | "
-                f"{row.get('target') or ''} | {met} |"
+                f"| {measure} | {value} | {floor} | {ratio} | {row.get('target') or ''} | {met} |"
             )
         parts.append("\n".join(lines) + "\n")
     return "\n".join(parts)
