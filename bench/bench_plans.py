@@ -28,6 +28,8 @@ from typing import Any
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
+from rows import machine  # noqa: E402
+
 from acp_backend.facade import create_facade  # noqa: E402
 from acp_backend.plans.diffs import render_diff  # noqa: E402
 
@@ -127,7 +129,8 @@ def main() -> int:
             f"{'yes' if r['ok'] else 'NO'} |"
         )
     if args.json:
-        args.json.write_text(json.dumps({"name": "plans", "rows": rows}, indent=2) + "\n")
+        payload = {"name": "plans", "machine": machine(), "rows": rows}
+        args.json.write_text(json.dumps(payload, indent=2) + "\n")
     return 1 if args.check and not all(r["ok"] for r in rows) else 0
 
 
