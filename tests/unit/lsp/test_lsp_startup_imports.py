@@ -36,9 +36,10 @@ print(json.dumps({"code": code, "modules": sorted({m.split(".")[0] for m in sys.
 """
 
 
-def run(*argv: str) -> tuple[object, set[str]]:
+def probed(probe: str, *argv: str) -> dict[str, Any]:
+    """What ``probe`` printed last, as JSON, run in a fresh interpreter with ``argv``."""
     done = subprocess.run(
-        [sys.executable, "-c", PROBE, *argv],
+        [sys.executable, "-c", probe, *argv],
         cwd=ROOT,
         capture_output=True,
         text=True,
@@ -46,7 +47,12 @@ def run(*argv: str) -> tuple[object, set[str]]:
         env={"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin"},
         check=True,
     )
-    answer = json.loads(done.stdout.splitlines()[-1])
+    answer: dict[str, Any] = json.loads(done.stdout.splitlines()[-1])
+    return answer
+
+
+def run(*argv: str) -> tuple[object, set[str]]:
+    answer = probed(PROBE, *argv)
     return answer["code"], set(answer["modules"])
 
 
@@ -92,16 +98,7 @@ print(json.dumps({"code": code, "calls": calls}))
 
 
 def head_starts(*argv: str) -> tuple[object, list[bool]]:
-    done = subprocess.run(
-        [sys.executable, "-c", HEAD_START_PROBE, *argv],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        timeout=60,
-        env={"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin"},
-        check=True,
-    )
-    answer = json.loads(done.stdout.splitlines()[-1])
+    answer = probed(HEAD_START_PROBE, *argv)
     return answer["code"], answer["calls"]
 
 
