@@ -5,8 +5,8 @@ Nothing but the protocol ever goes to stdout: logs go to stderr or
 
 The arguments are parsed before the server is imported: ``--help``,
 ``--version`` and a usage error never pay for pygls (ADR 0015), nor, for
-``check``, for pydantic. The server
-answers ``initialize`` before its features and the ACP client load (ADR 0016).
+``check``, for pydantic. The server answers ``initialize`` before its
+features and the ACP client load (ADR 0016).
 """
 
 from __future__ import annotations
