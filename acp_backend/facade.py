@@ -3,13 +3,13 @@
 Both transports end here: the in-process one calls ``dispatch`` directly, the
 HTTP server calls it per JSON-RPC request. The facade owns the protocol
 rules (aliases, param validation, error shapes, result dumping); the
-handlers in the service modules own the domain.
+handlers in the service modules own the domain, each found through
+``routes.ROUTES`` on its first call.
 """
 
 from __future__ import annotations
 
 import contextlib
-import importlib
 import logging
 from collections.abc import AsyncGenerator, Mapping
 from pathlib import Path
@@ -18,9 +18,9 @@ from typing import Any
 from pydantic import BaseModel, ValidationError
 
 from acp_backend.eventlog import DEFAULT_RETENTION, EventLog
-from acp_backend.handlers import HANDLERS, SERVING, STARTUP
 from acp_backend.partial_events import whole_results
 from acp_backend.registry import Registry
+from acp_backend.routes import AT_SERVE, AT_START, handler_for, hooks, load_all
 from acp_backend.services import Services
 from acp_backend.store import Store, limit_from_env
 from acp_client.errors import (
@@ -36,22 +36,7 @@ from acp_client.paths import default_data_dir
 
 log = logging.getLogger(__name__)
 
-# Modules whose ``@handles`` decorators register the operations' handlers.
-# A new service (e.g. "acp_backend.validation.service") is one line here.
-SERVICE_MODULES: tuple[str, ...] = (
-    "acp_backend.protocol_service",
-    "acp_backend.resource_service",
-    "acp_backend.validation.service",
-    "acp_backend.plans.service",
-    "acp_backend.inspect.service",
-)
-
 RETENTION_ENV = "ACP_EVENT_RETENTION"
-
-
-def load_services() -> None:
-    for module in SERVICE_MODULES:
-        importlib.import_module(module)
 
 
 def parse_params(operation: Operation, params: Mapping[str, Any] | None) -> Params:
@@ -107,7 +92,7 @@ class BackendFacade:
         operation = OPERATIONS.get(name)
         if operation is None:
             raise _method_not_found(name, f"unknown method {name!r}")
-        handler = HANDLERS.get(name)
+        handler = handler_for(name)
         if handler is None:
             # In the contract, but its backend side lands later: say so, fake nothing.
             raise _method_not_found(name, f"{name} is not implemented by this backend yet")
@@ -142,9 +127,11 @@ class BackendFacade:
         return events if partial else whole_results(self.services.store, events)
 
     def serving(self) -> None:
-        """It is about to serve over HTTP (``acp-backend serve``): the
-        ``on_serve`` hooks prepare what a local-mode backend makes on first use."""
-        for hook in SERVING:
+        """It is about to serve over HTTP (``acp-backend serve``): every
+        handler is loaded, and the ``AT_SERVE`` hooks prepare what a
+        local-mode backend makes on first use."""
+        load_all()
+        for hook in hooks(AT_SERVE):
             hook(self.services)
 
     async def aclose(self) -> None:
@@ -164,7 +151,6 @@ def create_facade(
     ``event_retention`` (else ``$ACP_EVENT_RETENTION``, else 10 000) is how
     many of the newest events the log keeps for replay.
     """
-    load_services()
     data_dir = data_dir if data_dir is not None else default_data_dir()
     retention = event_retention if event_retention is not None else _retention_from_env()
     store = Store(data_dir)
@@ -172,7 +158,7 @@ def create_facade(
     registry = Registry(store, events)
     services = Services(data_dir, store, registry, events)
     try:
-        for hook in STARTUP:
+        for hook in hooks(AT_START):
             hook(services)
     except BaseException:
         store.close()

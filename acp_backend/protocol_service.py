@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from importlib.metadata import PackageNotFoundError, version
 
-from acp_backend.handlers import HANDLERS, handles
+from acp_backend.routes import ROUTES
 from acp_backend.services import Services
 from acp_client.errors import VersionMismatch
 from acp_client.events import EVENT_TYPES
@@ -25,7 +25,6 @@ def backend_version() -> str:
         return "0+unknown"
 
 
-@handles("acp.initialize")
 async def initialize(services: Services, params: InitializeParams) -> InitializeResult:
     if not version_compatible(PROTOCOL_VERSION, params.protocol_version):
         raise VersionMismatch(
@@ -37,7 +36,7 @@ async def initialize(services: Services, params: InitializeParams) -> Initialize
         protocol_version=PROTOCOL_VERSION,
         server_name=SERVER_NAME,
         server_version=backend_version(),
-        operations=tuple(sorted(HANDLERS)),
+        operations=tuple(sorted(ROUTES)),
         events=tuple(sorted(EVENT_TYPES)),
         last_event_id=services.events.last_id() or None,
     )

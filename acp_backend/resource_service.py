@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from acp_backend.handlers import handles
 from acp_backend.services import Services
 from acp_client.models import Resource
 from acp_client.operations import (
@@ -15,21 +14,17 @@ from acp_client.operations import (
 )
 
 
-@handles("resource.list")
 async def list_resources(services: Services, params: ResourceListParams) -> ResourceListResult:
     return ResourceListResult(resources=tuple(services.registry.resources()))
 
 
-@handles("resource.register")
 async def register(services: Services, params: ResourceRegisterParams) -> Resource:
     return services.registry.register(params.path, params.name)
 
 
-@handles("resource.unregister")
 async def unregister(services: Services, params: ResourceUnregisterParams) -> Resource:
     return services.registry.unregister(params.resource)
 
 
-@handles("resource.resolve")
 async def resolve(services: Services, params: ResourceResolveParams) -> ResourceResolveResult:
     return services.registry.resolve(params.path)

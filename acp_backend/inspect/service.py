@@ -18,7 +18,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import ParamSpec, TypeVar
 
-from acp_backend.handlers import handles
 from acp_backend.inspect.entities import (
     Definition,
     definition_at,
@@ -229,7 +228,6 @@ async def _provenance(
     return [*applied, *pending_here(store, resource_id, target.path, line)]
 
 
-@handles("context.inspect")
 async def inspect(services: Services, params: ContextInspectParams) -> ContextInfo:
     target = locate(services.registry, params.path, params.resource)
     if params.text is not None:

@@ -6,9 +6,8 @@ import asyncio
 from datetime import UTC, datetime
 from pathlib import Path
 
-from acp_backend.handlers import handles, on_start
 from acp_backend.ids import new_ulid
-from acp_backend.plans.applying import apply_plan, recover, settle_plan
+from acp_backend.plans.applying import apply_plan, settle_plan
 from acp_backend.plans.changes import (
     build_changes,
     current_hashes,
@@ -36,25 +35,15 @@ from acp_client.operations import (
 from acp_client.paths import CONFIG_FILE
 
 
-@on_start
-def settle(services: Services) -> None:
-    plans = plans_of(services)
-    recover(plans)
-    plans.settle_orphans()
-
-
-@handles("plan.list")
 async def list_plans(services: Services, params: PlanListParams) -> PlanListResult:
     resource_id = None if params.resource is None else services.registry.get(params.resource).id
     return PlanListResult(plans=tuple(plans_of(services).records.find(resource_id, params.states)))
 
 
-@handles("plan.get")
 async def get(services: Services, params: PlanRef) -> Plan:
     return plans_of(services).records.get(params.plan_id)
 
 
-@handles("plan.create")
 async def create(services: Services, params: PlanCreateParams) -> Plan:
     resource = services.registry.get(params.resource)
     decisions = list(params.decisions)
@@ -94,7 +83,6 @@ async def create(services: Services, params: PlanCreateParams) -> Plan:
     return plans.insert(plan, changes, worker=False)
 
 
-@handles("plan.execute")
 async def propose(services: Services, params: PlanExecuteParams) -> Plan:
     resource = services.registry.get(params.resource)
     plans = plans_of(services)
@@ -129,7 +117,6 @@ async def propose(services: Services, params: PlanExecuteParams) -> Plan:
     return plan
 
 
-@handles("plan.preview")
 async def preview(services: Services, params: PlanRef) -> PlanPreview:
     plans = plans_of(services)
     plan = plans.records.get(params.plan_id)
@@ -150,16 +137,13 @@ async def preview(services: Services, params: PlanRef) -> PlanPreview:
     )
 
 
-@handles("plan.apply")
 async def apply(services: Services, params: PlanApplyParams) -> Plan:
     return await apply_plan(plans_of(services), params)
 
 
-@handles("plan.settle")
 async def settle_in_editor(services: Services, params: PlanSettleParams) -> Plan:
     return await settle_plan(plans_of(services), params)
 
 
-@handles("plan.cancel")
 async def cancel(services: Services, params: PlanRef) -> Plan:
     return await plans_of(services).cancel(params.plan_id)

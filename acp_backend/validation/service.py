@@ -5,7 +5,6 @@ from __future__ import annotations
 import asyncio
 from pathlib import Path
 
-from acp_backend.handlers import handles, on_serve
 from acp_backend.limits import validation_concurrency
 from acp_backend.plans.records import sandbox_root_of
 from acp_backend.services import Services
@@ -29,8 +28,6 @@ from acp_client.operations import (
     ValidationCancelResult,
     ValidationListParams,
     ValidationListResult,
-    ValidationListResultsParams,
-    ValidationListResultsResult,
     ValidationRunParams,
     ValidationRunResult,
     ValidationSchemaParams,
@@ -83,7 +80,6 @@ def _service(services: Services) -> ValidationService:
     return services.service(ValidationService, ValidationService)
 
 
-@on_serve
 def prepare(services: Services) -> None:
     """A served backend starts its parse server with it: made on the first
     run, its interpreter's start (~0.1 s of CPU) landed in the first burst of
@@ -101,7 +97,6 @@ def config_finding(error: ConfigError | None) -> Finding | None:
     )
 
 
-@handles("validation.list")
 async def list_validations(
     services: Services, params: ValidationListParams
 ) -> ValidationListResult:
@@ -113,7 +108,6 @@ async def list_validations(
     )
 
 
-@handles("validation.schema")
 async def schema(services: Services, params: ValidationSchemaParams) -> ValidationSchemaResult:
     if params.resource is None:
         return await asyncio.to_thread(validation_schema)
@@ -124,7 +118,6 @@ async def schema(services: Services, params: ValidationSchemaParams) -> Validati
     return await asyncio.to_thread(validation_schema, root, declared)
 
 
-@handles("validation.run")
 async def run(services: Services, params: ValidationRunParams) -> ValidationRunResult:
     resource = services.registry.get(params.resource)
     root = resource.root
@@ -163,7 +156,6 @@ def run_scope(
     return RunScope(paths, _service(services).baselines_for(resource.id, scoped))
 
 
-@handles("validation.cancel")
 async def cancel(services: Services, params: ValidationCancelParams) -> ValidationCancelResult:
     cancelled = await _service(services).runs.cancel(params.run_id)
     if cancelled is None:  # finished already (results stored), or never existed
@@ -174,20 +166,3 @@ async def cancel(services: Services, params: ValidationCancelParams) -> Validati
             raise NotFound(f"no validation run {params.run_id!r}")
         cancelled = ()
     return ValidationCancelResult(run_id=params.run_id, cancelled=cancelled)
-
-
-@handles("validation.list_results")
-async def list_results(
-    services: Services, params: ValidationListResultsParams
-) -> ValidationListResultsResult:
-    resource = services.registry.get(params.resource)
-    # On a thread: reading back 100,000 stored findings takes ~0.25 s.
-    results, cursor = await asyncio.to_thread(
-        services.store.latest_results,
-        resource.id,
-        params.plan,
-        params.after,
-        params.limit,
-        params.history,
-    )
-    return ValidationListResultsResult(results=tuple(results), next_cursor=cursor)

@@ -73,6 +73,8 @@ async def test_a_killed_apply_is_settled_on_the_next_start(tmp_path: Path, where
 
     facade = create_facade(data_dir)  # the next start
     try:
+        # Settled as it opened, before any plan operation was called (ADR 0032).
+        assert not list((data_dir / "plans" / "journal").glob("*.json"))
         plan = await facade.dispatch("plan.get", {"plan_id": plan_id})
         if where == "staging":  # before the commit: rolled back, and still appliable
             assert contents(project) == OLD and plan["state"] == "complete"
@@ -133,6 +135,9 @@ async def test_a_plan_whose_backend_died_mid_fix_ends_errored(tmp_path: Path) ->
 
     facade = create_facade(data_dir)  # the next start
     try:
+        # Settled as it opened, before any plan operation was called (ADR 0032).
+        [row] = facade.services.store.query("SELECT state FROM plans", ())
+        assert row["state"] == "errored"
         [plan] = (await facade.dispatch("plan.list", {}))["plans"]
         assert plan["state"] == "errored" and "stopped" in plan["reason"]
         assert empty(data_dir / "sandboxes")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import inspect
 import json
 import logging
 import threading
@@ -12,7 +13,7 @@ from typing import Any
 import pytest
 
 from acp_backend.facade import BackendFacade, create_facade
-from acp_backend.handlers import HANDLERS, handles
+from acp_backend.routes import AT_SERVE, AT_START, ROUTES, resolve
 from acp_backend.services import Services, TaskSet
 from acp_client.errors import (
     InternalError,
@@ -42,7 +43,7 @@ async def test_initialize_negotiates_and_lists_what_is_implemented(facade: Backe
     )
     assert result.protocol_version == PROTOCOL_VERSION
     assert {"acp.initialize", "resource.list", "resource.resolve"} <= set(result.operations)
-    assert set(result.operations) == set(HANDLERS)
+    assert set(result.operations) == set(ROUTES) == set(OPERATIONS)
     assert "resource.changed" in result.events and "stream.reset" in result.events
 
 
@@ -67,12 +68,15 @@ async def test_unknown_method_is_32601_naming_it(facade: BackendFacade) -> None:
     assert error["data"]["method"] == "resource.frobnicate"
 
 
-async def test_an_operation_without_a_backend_side_yet_says_so(facade: BackendFacade) -> None:
-    unimplemented = sorted(set(OPERATIONS) - set(HANDLERS))
-    for method in unimplemented:
-        error = await error_of(facade, method, {})
-        assert error["code"] == -32601
-        assert error["message"] == f"{method} is not implemented by this backend yet"
+async def test_an_operation_without_a_backend_side_yet_says_so(
+    facade: BackendFacade, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delitem(ROUTES, "plan.list")
+    error = await error_of(facade, "plan.list", {})
+    assert error["code"] == -32601
+    assert error["message"] == "plan.list is not implemented by this backend yet"
+    initialized = await facade.dispatch("acp.initialize", {})
+    assert "plan.list" not in initialized["operations"]
 
 
 @pytest.mark.parametrize(
@@ -100,14 +104,18 @@ async def test_every_bad_field_is_listed_in_the_data(facade: BackendFacade) -> N
     assert fields == {"params.path", "params.name", "params.extra"}
 
 
+async def broken(services: Services, params: PlanListParams) -> ResourceListResult:
+    """A handler that breaks, as a bug in a service would."""
+    raise RuntimeError("secret detail at /home/someone/.token")
+
+
+async def wrong(services: Services, params: PlanListParams) -> ResourceListResult:
+    return ResourceListResult(resources=())
+
+
 @pytest.fixture
 def failing_plan_list(monkeypatch: pytest.MonkeyPatch) -> None:
-    """A handler that breaks, as a bug in a service would."""
-
-    async def broken(services: Services, params: PlanListParams) -> ResourceListResult:
-        raise RuntimeError("secret detail at /home/someone/.token")
-
-    monkeypatch.setitem(HANDLERS, "plan.list", broken)
+    monkeypatch.setitem(ROUTES, "plan.list", f"{__name__}:broken")
 
 
 @pytest.mark.usefixtures("failing_plan_list")
@@ -126,19 +134,18 @@ async def test_an_unexpected_failure_is_a_generic_internal_error(
 async def test_a_handler_returning_the_wrong_model_is_an_internal_error(
     facade: BackendFacade, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    async def wrong(services: Services, params: PlanListParams) -> ResourceListResult:
-        return ResourceListResult(resources=())
-
-    monkeypatch.setitem(HANDLERS, "plan.list", wrong)
+    monkeypatch.setitem(ROUTES, "plan.list", f"{__name__}:wrong")
     with pytest.raises(InternalError):
         await facade.dispatch("plan.list", {})
 
 
-def test_handles_refuses_unknown_operations_and_second_handlers() -> None:
-    with pytest.raises(ValueError, match="not an ACP operation"):
-        handles("resource.frobnicate")
-    with pytest.raises(ValueError, match="already has a handler"):
-        handles("resource.list")(HANDLERS["resource.list"])
+def test_every_route_and_hook_names_a_function_of_the_contract() -> None:
+    assert set(ROUTES) <= set(OPERATIONS)
+    for target in ROUTES.values():
+        assert inspect.iscoroutinefunction(resolve(target)), target
+    for target in (*AT_START, *AT_SERVE):
+        hook = resolve(target)
+        assert callable(hook) and not inspect.iscoroutinefunction(hook), target
 
 
 async def test_resource_operations_round_trip_with_events(

@@ -32,7 +32,7 @@ with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.St
         code = main(sys.argv[1:])
     except SystemExit as exit:
         code = exit.code
-print(json.dumps({"code": code, "modules": sorted({m.split(".")[0] for m in sys.modules})}))
+print(json.dumps({"code": code, "modules": sorted(sys.modules)}))
 """
 
 
@@ -52,8 +52,10 @@ def probed(probe: str, *argv: str) -> dict[str, Any]:
 
 
 def run(*argv: str) -> tuple[object, set[str]]:
+    """The exit code, and the packages and modules loaded (``a`` and ``a.b``)."""
     answer = probed(PROBE, *argv)
-    return answer["code"], set(answer["modules"])
+    modules: list[str] = answer["modules"]
+    return answer["code"], {*modules, *(module.split(".")[0] for module in modules)}
 
 
 def test_help_and_version_load_neither_the_server_nor_the_client() -> None:
@@ -78,6 +80,30 @@ def test_check_runs_a_whole_check_without_an_lsp_framework(tmp_path: Path) -> No
         assert code == 0
         assert "acp_backend" in modules  # the check really happened, in this process
         assert not modules & unused, (argv, modules & unused)
+
+
+def test_reading_stored_results_loads_no_validator_plan_or_inspection_code(
+    tmp_path: Path,
+) -> None:
+    """The backend loads each operation's handler on its first call (ADR
+    0032): ``check --no-run`` runs nothing, so the code that runs validators,
+    moves plans and inspects code stays out (~40 ms of its ~250). A check
+    that runs loads the validators' code, and so does a start with plans to
+    settle."""
+    project = todo_project(tmp_path / "project")
+    data = str(tmp_path / "data")
+    running = {"acp_backend.validation.runs", "acp_backend.validation.config"}
+    unused = {
+        *running,
+        "acp_backend.plans.lifecycle",
+        "acp_backend.plans.applying",
+        "acp_backend.inspect.service",
+    }
+    code, modules = run("check", "--data-dir", data, "--register", str(project))
+    assert code == 0 and running <= modules
+    code, modules = run("check", "--data-dir", data, "--no-run", str(project))
+    assert code == 0 and "acp_backend.validation.results" in modules
+    assert not modules & unused, modules & unused
 
 
 # ``acp-lsp check`` with the parse server's start recorded, not made: at the
