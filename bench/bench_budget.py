@@ -180,7 +180,9 @@ def no_run_budget(tmp: Path, rounds: int) -> list[Row]:
     acp = str(Path(run.PY).parent / "acp-lsp")
     run.command_ms([acp, "check", "--data-dir", str(data_dir), str(demo)])  # results to read
     commands: dict[str, Sequence[str]] = {
-        name: [run.PY, "-c", code, str(data_dir)] for name, code in LAYERS
+        # Ended as the check ends (ADR 0031), without the interpreter's teardown.
+        name: [run.PY, "-c", f"{code}\nimport os\nos._exit(0)", str(data_dir)]
+        for name, code in LAYERS
     }
     commands["acp-lsp check --no-run"] = [
         acp, "check", "--no-run", "--data-dir", str(data_dir), str(demo)
