@@ -32,9 +32,10 @@ PROTOCOL_VERSION = "1.0"
 
 class Params(BaseModel):
     """Base for everything sent: unknown fields are refused so a typo in a
-    parameter name is an INVALID_PARAMS naming it, not a silent no-op."""
+    parameter name is an INVALID_PARAMS naming it, not a silent no-op.
+    Built on first use, as ``Model`` is."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, defer_build=True)
 
 
 # --- acp.initialize ----------------------------------------------------------
