@@ -6,7 +6,7 @@ Run from the repository root:
 
 **Save -> diagnostics** (8, 35 and 370 ruff findings, as ``bench/run.py``):
 acp-lsp, efm-langserver in both setups and the two floor servers saved in
-turn each round, and ruff alone. acp-lsp runs under
+turn each round with ruff alone. acp-lsp runs under
 ``bench/stage_trace.py``, so each of its saves splits into stages, from the
 editor's ``didSave`` to the ``publishDiagnostics`` reaching it. Its *own
 work* is its p50 less ruff's; the best efm setup's p50 less ruff's is what
@@ -26,12 +26,10 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
-import os
 import shutil
 import statistics
 import sys
 import tempfile
-import time
 from collections.abc import Sequence
 from dataclasses import asdict
 from pathlib import Path
@@ -40,7 +38,6 @@ BENCH = Path(__file__).resolve().parent
 sys.path.insert(0, str(BENCH))
 
 import run  # noqa: E402
-from lsp_wire import Wire  # noqa: E402
 from rows import machine  # noqa: E402
 from run import Row  # noqa: E402
 
@@ -88,43 +85,13 @@ async def save_budget(tmp: Path, findings: int, rounds: int) -> list[Row]:
         "pygls floor": run.floor("pygls", root, command),
         "raw floor": run.floor("raw", root, command),
     }
-    wires: dict[str, Wire] = {}
-    env = {**os.environ, "ACP_VALIDATION_CONCURRENCY": "2"}
-    totals: dict[str, list[float]] = {name: [] for name, server in servers.items() if server}
-    saves: list[tuple[float, float]] = []  # acp-lsp's (sent, arrived), monotonic seconds
-    try:
-        for name in totals:
-            wire = wires[name] = await Wire.start(servers[name] or [], cwd=run.REPO, env=env)
-            await wire.initialize(root)
-            wire.open(file)
-        uri = file.as_uri()
-        for n in range(run.SAVE_WARMUP + rounds):
-            for name in run.rotated(list(wires), n):
-                wire, seen = wires[name], len(wires[name].published)
-                sent = time.monotonic()
-                wire.save(file)
-                await wire.wait(
-                    lambda w=wire, s=seen: any(
-                        p.uri == uri and p.count == findings for p in w.published[s:]
-                    ),
-                    seconds=60,
-                )
-                arrived = next(
-                    p.at for p in wire.published[seen:] if p.uri == uri and p.count == findings
-                )
-                if n >= run.SAVE_WARMUP:
-                    totals[name].append((arrived - sent) * 1000)
-                    if name == "acp-lsp":
-                        saves.append((sent, arrived))
-                await asyncio.sleep(0.05)
-    finally:
-        for wire in wires.values():
-            await wire.close()
-    totals["ruff alone"] = await run.ruff_alone(file, rounds)
+    found = {name: server for name, server in servers.items() if server is not None}
+    spans = await run.interleaved_saves(found, root, file, findings, rounds)
+    totals = {name: [run.ms(span) for span in taken] for name, taken in spans.items()}
     marks = [(float(at), stage) for at, stage in _lines(trace)]
     per_save = [
         stage_times([m for m in marks if sent * 1000 <= m[0] <= arrived * 1000], sent, arrived)
-        for sent, arrived in saves
+        for sent, arrived in spans["acp-lsp"]
     ]
     rows = [
         Row("save", f"{name}, {findings} findings", run.pct(values, 0.5), "ms p50")
@@ -133,7 +100,7 @@ async def save_budget(tmp: Path, findings: int, rounds: int) -> list[Row]:
     for k, (_, stage) in enumerate([*STAGES, ("", ARRIVED)]):
         median = statistics.median(save[k] for save in per_save)
         rows.append(Row("save", f"acp-lsp stage: {stage}, {findings} findings", median, "ms p50"))
-    ruff = run.pct(totals["ruff alone"], 0.5)
+    ruff = run.pct(totals[run.RUFF_ALONE], 0.5)
     efm = min(run.pct(totals[name], 0.5) for name in totals if name.startswith("efm"))
     own = run.pct(totals["acp-lsp"], 0.5) - ruff
     rows.append(
