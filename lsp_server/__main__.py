@@ -12,7 +12,6 @@ features and the ACP client load (ADR 0016).
 from __future__ import annotations
 
 import argparse
-import gc
 import logging
 import os
 import sys
@@ -67,8 +66,8 @@ def check(argv: Sequence[str]) -> int:
     args = check_parser().parse_args(argv)
     if not args.no_run:
         head_start(args.acp, args.data_dir, args.facade)
-    from lsp_server.cli_check import main as check_main
-
+    with heap.loading():
+        from lsp_server.cli_check import main as check_main
     return check_main(argv)
 
 
@@ -78,19 +77,14 @@ def main(argv: Sequence[str] | None = None) -> int:
         return check(arguments[1:])
     args = server_parser().parse_args(arguments)
     setup_logging(args.log_level, args.log_file)
-    # Loading the LSP types creates ~100k objects that live as long as the
-    # process; collecting while they load only walks them again and again
-    # (~20 ms of start-up). Collect again once they are in, never over them.
-    gc.disable()
-    from lsp_server.backend import BackendAddress
-    from lsp_server.handlers import register
-    from lsp_server.server import AcpLanguageServer
-    from lsp_server.stdio import PipeStdout, SignalledStdin
+    with heap.loading():
+        from lsp_server.backend import BackendAddress
+        from lsp_server.handlers import register
+        from lsp_server.server import AcpLanguageServer
+        from lsp_server.stdio import PipeStdout, SignalledStdin
 
-    server = AcpLanguageServer(BackendAddress.from_args(args))
-    register(server)
-    heap.settle()
-    gc.enable()
+        server = AcpLanguageServer(BackendAddress.from_args(args))
+        register(server)
     threads.quick_handoffs()
     if args.tcp:
         server.start_tcp(*args.tcp)
