@@ -38,19 +38,20 @@ BENCH = Path(__file__).resolve().parent
 sys.path.insert(0, str(BENCH))
 
 import run  # noqa: E402
+import stage_trace as mark  # noqa: E402
 from rows import machine  # noqa: E402
 from run import Row  # noqa: E402
 
 STAGES: tuple[tuple[str, str], ...] = (
     # (the mark that ends it, the stage); a save's marks are taken in this order
-    ("didSave handled", "editor -> didSave handler (reading the message)"),
-    ("spawning the tool", "handler -> tool spawned (resource, acp.toml, run bookkeeping)"),
-    ("tool ended", "the tool, from its spawn to its end"),
-    ("judging its output", "its end -> judging (reaping it)"),
-    ("storing the result", "judging (parse, paths, columns), then to the store's thread"),
-    ("publishing an event", "storing the result"),
-    ("session takes an event", "event log -> language server session"),
-    ("mapping and writing", "session -> publisher"),
+    (mark.SAVED, "editor -> didSave handler (reading the message)"),
+    (mark.SPAWNING, "handler -> tool spawned (resource, acp.toml, run bookkeeping)"),
+    (mark.TOOL_ENDED, "the tool, from its spawn to its end"),
+    (mark.JUDGING, "its end -> judging (reaping it)"),
+    (mark.STORING, "judging (parse, paths, columns), then to the store's thread"),
+    (mark.PUBLISHING, "storing the result"),
+    (mark.TAKING, "event log -> language server session"),
+    (mark.MAPPING, "session -> publisher"),
 )
 ARRIVED = "mapping, writing, pipe -> editor"
 
@@ -59,10 +60,10 @@ def stage_times(marks: list[tuple[float, str]], sent: float, arrived: float) -> 
     """One save's stages, ms: each mark is the first of its kind after the
     one before (the tool's end: the last before judging begins)."""
     times, at, position = [], sent * 1000, 0
-    for mark, _ in STAGES:
-        found = [i for i in range(position, len(marks)) if marks[i][1] == mark]
-        if mark == "tool ended":
-            judged = next(i for i in range(position, len(marks)) if marks[i][1] == STAGES[3][0])
+    for name, _ in STAGES:
+        found = [i for i in range(position, len(marks)) if marks[i][1] == name]
+        if name == mark.TOOL_ENDED:
+            judged = next(i for i in range(position, len(marks)) if marks[i][1] == mark.JUDGING)
             found = [i for i in found if i < judged][-1:]
         index = found[0]
         times.append(marks[index][0] - at)

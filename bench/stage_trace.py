@@ -18,16 +18,25 @@ import time
 from collections.abc import Callable
 from typing import Any, TextIO
 
+SAVED = "didSave handled"
+SPAWNING = "spawning the tool"
+TOOL_ENDED = "tool ended"
+JUDGING = "judging its output"
+STORING = "storing the result"
+PUBLISHING = "publishing an event"
+TAKING = "session takes an event"
+MAPPING = "mapping and writing"
+
 STAGES: tuple[tuple[str, str, str], ...] = (
-    # (module, attribute path, stage its entry starts)
-    ("lsp_server.session", "Session.saved", "didSave handled"),
-    ("acp_backend.validation.runner", "_start", "spawning the tool"),
-    ("acp_backend.validation.runner", "_resolve", "tool ended"),
-    ("acp_backend.validation.validator", "judge", "judging its output"),
-    ("acp_backend.validation.runs", "ValidationRuns._store", "storing the result"),
-    ("acp_backend.eventlog", "EventLog.publish", "publishing an event"),
-    ("lsp_server.session", "Session.take_event", "session takes an event"),
-    ("lsp_server.features.diagnostics", "Diagnostics._publish", "mapping and writing"),
+    # (module, attribute path, the mark its entry writes)
+    ("lsp_server.session", "Session.saved", SAVED),
+    ("acp_backend.validation.runner", "_start", SPAWNING),
+    ("acp_backend.validation.runner", "_resolve", TOOL_ENDED),
+    ("acp_backend.validation.validator", "judge", JUDGING),
+    ("acp_backend.validation.runs", "ValidationRuns._store", STORING),
+    ("acp_backend.eventlog", "EventLog.publish", PUBLISHING),
+    ("lsp_server.session", "Session.take_event", TAKING),
+    ("lsp_server.features.diagnostics", "Diagnostics._publish", MAPPING),
 )
 
 
