@@ -103,6 +103,8 @@ async def test_a_findings_code_after_its_tools_comment_then_suppressed_for_real(
     backend.publish(shown)
     await session.wait_diagnostics(root / "a.py", lambda d: len(d) == 2)
 
+    # the opening's listing ends with plan.list: count from after it
+    await until(lambda: any(c["method"] == "plan.list" for c in recorded_calls(backend.data_dir)))
     before = len(recorded_calls(backend.data_dir))
     typed = "import os  # noqa: "
     for n in range(len("import os  "), len(typed) + 1):  # keystroke by keystroke
