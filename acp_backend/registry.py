@@ -16,7 +16,8 @@ import os
 import posixpath
 import re
 import sqlite3
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import PurePosixPath, PureWindowsPath
@@ -144,20 +145,29 @@ def _existing_directory(path: str) -> str:
 
 
 class Registry:
-    """Registered resources, persisted in the store; changes become events."""
+    """Registered resources, persisted in the store; changes become events.
+
+    Every save's run looks its resource up before its tool can start: the
+    resources are read once and kept until the database changes (another
+    process's commit moves SQLite's ``data_version``; this registry, the
+    only writer of its tables in the process, drops them as it writes)."""
 
     def __init__(self, store: Store, events: EventLog) -> None:
         self._store = store
         self._events = events
+        self._kept: tuple[int, tuple[Resource, ...]] | None = None  # (data_version, resources)
 
     def resources(self) -> list[Resource]:
-        return self._load("", ())
+        return list(self._current())
 
     def get(self, ref: str) -> Resource:
         """A resource by id or, failing that, by name."""
-        found = self._load("WHERE id = ? OR name = ?", (ref, ref))
-        if found:
-            return min(found, key=lambda resource: resource.id != ref)  # an id match first
+        resources = self._current()
+        found = next((r for r in resources if r.id == ref), None) or next(
+            (r for r in resources if r.name == ref), None
+        )
+        if found is not None:
+            return found
         raise NotFound(
             f"no resource with id or name {ref!r}",
             remedy="list them with: acp-backend resource list",
@@ -172,7 +182,7 @@ class Registry:
         resource = Resource(
             id=new_ulid(), name=check_name(name), root=root, created_at=datetime.now(UTC)
         )
-        with self._store.write() as conn:
+        with self._writing() as conn:
             self._refuse_taken_root(conn, root)
             taken = conn.execute("SELECT root FROM resources WHERE name = ?", (name,)).fetchone()
             if taken is not None:
@@ -189,7 +199,7 @@ class Registry:
 
     def unregister(self, ref: str) -> Resource:
         resource = self.get(ref)
-        with self._store.write() as conn:
+        with self._writing() as conn:
             conn.execute("DELETE FROM resources WHERE id = ?", (resource.id,))
         self._events.publish(ResourceChanged, change="unregistered", resource=resource)
         return resource
@@ -201,7 +211,7 @@ class Registry:
         """Make ``path`` (a plan's work tree) resolve to ``resource_id``."""
         resource = self.get(resource_id)
         root = _existing_directory(normalized_real_path(path))
-        with self._store.write() as conn:
+        with self._writing() as conn:
             self._refuse_taken_root(conn, root)
             conn.execute(
                 "INSERT INTO sandbox_roots (root, resource_id, created_at) VALUES (?, ?, ?)",
@@ -212,7 +222,7 @@ class Registry:
     def remove_sandbox_root(self, resource_id: str, path: str) -> Resource:
         resource = self.get(resource_id)
         root = normalized_real_path(path)
-        with self._store.write() as conn:
+        with self._writing() as conn:
             deleted = conn.execute(
                 "DELETE FROM sandbox_roots WHERE root = ? AND resource_id = ?", (root, resource.id)
             ).rowcount
@@ -220,12 +230,27 @@ class Registry:
             raise NotFound(f"{root} is not a sandbox of resource {resource.name!r}")
         return self._changed(resource.id)
 
-    def _load(self, where: str, params: tuple[str, ...]) -> list[Resource]:
-        rows = self._store.query(f"SELECT * FROM resources {where} ORDER BY name, id", params)
+    def _current(self) -> tuple[Resource, ...]:
+        version = self._store.data_version()
+        if self._kept is None or self._kept[0] != version:
+            self._kept = (version, self._load())
+        return self._kept[1]
+
+    @contextmanager
+    def _writing(self) -> Iterator[sqlite3.Connection]:
+        """A write to the registry's tables: what is kept is read again after it."""
+        try:
+            with self._store.write() as conn:
+                yield conn
+        finally:
+            self._kept = None
+
+    def _load(self) -> tuple[Resource, ...]:
+        rows = self._store.query("SELECT * FROM resources ORDER BY name, id")
         sandboxes: dict[str, list[str]] = {row["id"]: [] for row in rows}
         for row in self._store.query("SELECT resource_id, root FROM sandbox_roots ORDER BY root"):
             sandboxes.get(row["resource_id"], []).append(row["root"])
-        return [_resource(row, sandboxes[row["id"]]) for row in rows]
+        return tuple(_resource(row, sandboxes[row["id"]]) for row in rows)
 
     def _changed(self, resource_id: str) -> Resource:
         resource = self.get(resource_id)

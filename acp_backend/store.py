@@ -379,6 +379,12 @@ class Store:
                     self._conn.execute("ROLLBACK")
                 raise
 
+    def data_version(self) -> int:
+        """SQLite's ``data_version``: it moves when another connection (another
+        process) commits, not on this store's own writes."""
+        with self._lock, self.failures():
+            return int(self._conn.execute("PRAGMA data_version").fetchone()[0])
+
     def query(self, sql: str, params: Sequence[Any] = ()) -> list[sqlite3.Row]:
         with self._lock, self.failures():
             return self._conn.execute(sql, params).fetchall()

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from acp_backend.eventlog import EventLog
 from acp_backend.registry import Registry, RootEntry, resolve_path, root_entries
 from acp_backend.store import Store
 from acp_client.errors import AlreadyExists, InvalidParams, NotFound
@@ -112,6 +113,47 @@ def test_register_and_unregister_publish_events(
     assert '"registered"' in rows[0]["params"] and resource.id in rows[0]["params"]
     assert '"unregistered"' in rows[1]["params"]
     assert registry.resources() == []
+
+
+def test_what_another_process_registers_or_removes_is_seen_at_once(
+    registry: Registry, data_dir: Path, workspace: Path, tmp_path: Path
+) -> None:
+    """The registry keeps what it read; another connection's commit (as
+    another process's: the CLI, a server) makes it read again."""
+    other = tmp_path / "other"
+    other.mkdir()
+    mine = registry.register(str(workspace))
+    assert registry.get(mine.id) == mine  # read and kept
+    elsewhere = Store(data_dir)
+    try:
+        theirs = Registry(elsewhere, EventLog(elsewhere)).register(str(other))
+        assert registry.get(theirs.id) == theirs
+        assert [r.name for r in registry.resources()] == ["other", "project"]
+        with elsewhere.write() as conn:
+            conn.execute("UPDATE resources SET name = 'renamed' WHERE id = ?", (mine.id,))
+        assert registry.get(mine.id).name == "renamed"
+        Registry(elsewhere, EventLog(elsewhere)).unregister(theirs.id)
+        with pytest.raises(NotFound):
+            registry.get(theirs.id)
+    finally:
+        elsewhere.close()
+
+
+def test_a_lookup_reads_the_database_only_when_it_changed(
+    registry: Registry, store: Store, workspace: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    resource = registry.register(str(workspace))
+    registry.get(resource.id)
+    queries: list[str] = []
+    real_query = store.query
+    monkeypatch.setattr(store, "query", lambda sql, *a: queries.append(sql) or real_query(sql, *a))
+    for _ in range(3):
+        assert registry.get(resource.id) == resource
+        assert registry.resources() == [resource]
+    assert queries == []
+    registry.unregister(resource.id)  # its own write: read again
+    assert registry.resources() == []
+    assert queries
 
 
 # --- resolving -------------------------------------------------------------------
