@@ -2,21 +2,24 @@
 
 ``SignalledStdin``: stdin that reads as closed once SIGTERM or SIGHUP arrives.
 
-stdin is read in a worker thread and the server ends when it reads
-end-of-file. Turning those signals into that end-of-file gives them the
-path an editor closing the pipe takes: the loop ends, its tasks are
-cancelled and awaited (an in-process backend kills its validators' process
-groups), and the worker thread is done. Killing the process outright would
-leave the validators running: they lead sessions of their own.
+The server ends when stdin reads end-of-file. Turning those signals into
+that end-of-file gives them the path an editor closing the pipe takes: the
+loop ends, its tasks are cancelled and awaited (an in-process backend kills
+its validators' process groups). Killing the process outright would leave
+the validators running: they lead sessions of their own.
 
 ``LoopReader``: pygls's reader (``readline``, ``readexactly``) served on the
 event loop (``serve`` runs a server's protocol with it). pygls reads each
 message with three calls (the header line, the blank line, the body), each a
 hop to a worker thread and back; in a 100,000-finding burst each hop waited
 for the GIL and for a busy loop, and a request took 30-300 ms to be read
-while the loop never stood still for more than 30 ms. Here one thread only
-moves what stdin gives into a buffer on the loop, and a message in the
-buffer is read without leaving the loop.
+while the loop never stood still for more than 30 ms. Here what stdin gives
+goes into a buffer on the loop, and a message in the buffer is read without
+leaving the loop. The loop itself watches stdin (the editor's pipe or
+socket): a message wakes it once, where a reading thread took a wake-up of
+its own, the GIL, then the loop's (~0.2 ms before a save could start its
+tool; ``bench/bench_budget.py``). Only what the loop cannot watch (a
+regular file) is read by a thread.
 
 ``PipeStdout``: stdout that never blocks the event loop. pygls writes each
 message and flushes; to a pipe the editor reads slowly (or not at all while
@@ -82,10 +85,42 @@ class LoopReader:
             # No line is too long to wait for (pygls's own reader had no limit).
             self._buffer = asyncio.StreamReader(limit=1 << 40)
             loop = asyncio.get_running_loop()
-            threading.Thread(
-                target=self._pump, args=(loop, self._buffer), name="stdin", daemon=True
-            ).start()
+            if not self._watched(loop, self._buffer):
+                threading.Thread(
+                    target=self._pump, args=(loop, self._buffer), name="stdin", daemon=True
+                ).start()
         return self._buffer
+
+    def _watched(self, loop: asyncio.AbstractEventLoop, buffer: asyncio.StreamReader) -> bool:
+        """Read on the loop whenever one of the stdin's ``filenos`` (the
+        descriptors whose readiness means ``read1`` will not wait) is ready;
+        False when the loop cannot watch them (epoll refuses a regular file)."""
+        listed = getattr(self._stdin, "filenos", None)
+        filenos: tuple[int, ...] = listed() if listed is not None else ()
+        watched: list[int] = []
+        try:
+            for fd in filenos:
+                loop.add_reader(fd, self._ready, loop, buffer, filenos)
+                watched.append(fd)
+        except (OSError, ValueError, NotImplementedError):
+            for fd in watched:
+                loop.remove_reader(fd)
+            return False
+        return bool(watched)
+
+    def _ready(
+        self,
+        loop: asyncio.AbstractEventLoop,
+        buffer: asyncio.StreamReader,
+        filenos: tuple[int, ...],
+    ) -> None:
+        chunk = self._stdin.read1(_CHUNK)  # one of them is ready: it does not wait
+        if chunk:
+            buffer.feed_data(chunk)
+            return
+        for fd in filenos:
+            loop.remove_reader(fd)
+        buffer.feed_eof()
 
     def _pump(self, loop: asyncio.AbstractEventLoop, buffer: asyncio.StreamReader) -> None:
         try:
@@ -140,6 +175,9 @@ class SignalledStdin:
         if self.signum is None:
             self.signum = signum
             os.write(self._wake_write, b"\0")
+
+    def filenos(self) -> tuple[int, ...]:
+        return (self._fd, self._wake_read)
 
     def read1(self, size: int = -1, /) -> bytes:
         """One read; empty once stdin closed or a signal ended it."""

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import signal
 import threading
 import time
 from pathlib import Path
@@ -186,7 +187,7 @@ def test_loop_reader_reads_a_buffered_message_without_leaving_the_loop() -> None
 
     async def main() -> list[str]:
         reader = LoopReader(stdin)
-        await reader.readline()  # the first read waits for stdin's thread
+        await reader.readline()  # the first read waits for stdin to be ready
         await asyncio.sleep(0.05)  # by now both messages are buffered
         order: list[str] = []
         asyncio.get_running_loop().call_soon(order.append, "other work")
@@ -203,3 +204,64 @@ def test_loop_reader_reads_a_buffered_message_without_leaving_the_loop() -> None
     _join_reader()
     stream.close()
     assert order == ["two messages read", "other work"]
+
+
+class _ReadsNoted:
+    """A ``SignalledStdin`` noting the thread each read runs on."""
+
+    def __init__(self, stdin: SignalledStdin) -> None:
+        self.stdin = stdin
+        self.threads: set[str] = set()
+
+    def filenos(self) -> tuple[int, ...]:
+        return self.stdin.filenos()
+
+    def read1(self, size: int = -1, /) -> bytes:
+        self.threads.add(threading.current_thread().name)
+        return self.stdin.read1(size)
+
+
+def test_a_pipe_is_watched_by_the_loop_itself_and_a_signal_ends_it() -> None:
+    """Read on the loop's thread (a message wakes the loop once, not a
+    thread and then the loop); a terminating signal still reads as the end."""
+    read_end, write_end = os.pipe()
+    stream = os.fdopen(read_end, "rb")
+    stdin = _ReadsNoted(SignalledStdin(stream))
+    body = b'{"jsonrpc": "2.0", "method": "m"}'
+    os.write(write_end, b"Content-Length: %d\r\n\r\n%s" % (len(body), body))
+
+    async def main() -> list[bytes]:
+        reader = LoopReader(stdin)
+        got = [await reader.readline(), await reader.readline()]
+        got.append(await reader.readexactly(len(body)))
+        stdin.stdin._on_signal(signal.SIGTERM, None)  # as the handler installed for it would
+        got.append(await asyncio.wait_for(reader.readline(), 5))
+        return got
+
+    got = asyncio.run(main())
+    os.close(write_end)
+    stream.close()
+    assert got[2:] == [body, b""]
+    assert stdin.threads == {threading.main_thread().name}
+    assert stdin.stdin.signum == signal.SIGTERM
+
+
+def test_a_regular_file_on_stdin_is_read_by_a_thread(tmp_path: Path) -> None:
+    """``acp-lsp < recorded.jsonrpc``: epoll cannot watch a file, a thread reads it."""
+    body = b'{"jsonrpc": "2.0", "method": "m"}'
+    recorded = tmp_path / "recorded.jsonrpc"
+    recorded.write_bytes(b"Content-Length: %d\r\n\r\n%s" % (len(body), body))
+    with recorded.open("rb") as stream:
+        stdin = _ReadsNoted(SignalledStdin(stream))
+
+        async def main() -> list[bytes]:
+            reader = LoopReader(stdin)
+            got = [await reader.readline(), await reader.readline()]
+            got.append(await reader.readexactly(len(body)))
+            got.append(await reader.readline())
+            return got
+
+        got = asyncio.run(main())
+        _join_reader()
+    assert got[2:] == [body, b""]
+    assert stdin.threads == {"stdin"}
