@@ -4,13 +4,16 @@ puts answers before bulk pushes; stdin is read on the loop."""
 from __future__ import annotations
 
 import asyncio
+import fcntl
 import os
 import signal
 import threading
 import time
 from pathlib import Path
 
-from lsp_server.stdio import LoopReader, PipeStdout, SignalledStdin
+import pytest
+
+from lsp_server.stdio import PIPE_BYTES, LoopReader, PipeStdout, SignalledStdin
 
 
 def _pipe() -> tuple[int, PipeStdout]:
@@ -92,6 +95,21 @@ def test_a_closed_editor_end_raises_broken_pipe_once_known() -> None:
     stdout.close()
 
 
+@pytest.mark.skipif(not hasattr(fcntl, "F_GETPIPE_SZ"), reason="Linux pipes only")
+def test_the_editors_pipe_holds_a_large_files_diagnostics_in_one_write() -> None:
+    read_end, stdout = _pipe()
+    message = b"x" * 140_000  # a file's diagnostics at 370 findings
+
+    async def main() -> int:
+        stdout.write(message)
+        return stdout.pending
+
+    assert asyncio.run(main()) == 0  # the pipe took it whole
+    assert fcntl.fcntl(read_end, fcntl.F_GETPIPE_SZ) == PIPE_BYTES
+    os.close(read_end)
+    stdout.close()
+
+
 def test_a_file_is_written_through_unchanged(tmp_path: Path) -> None:
     path = tmp_path / "out"
     with path.open("wb") as raw:
@@ -104,13 +122,13 @@ def test_a_file_is_written_through_unchanged(tmp_path: Path) -> None:
 
 def test_an_answer_goes_out_before_the_bulk_pushes_still_waiting() -> None:
     read_end, stdout = _pipe()
-    pushes = [bytes([65 + n % 26]) * 10_000 for n in range(40)]  # 400 KB: the pipe takes 64
+    pushes = [bytes([65 + n % 26]) * 10_000 for n in range(80)]  # 800 KB: the pipe takes 256
     answer = b"<the answer to a request>"
 
     async def main() -> bytes:
         for push in pushes:
             stdout.write_bulk(push)
-        assert stdout.pending > 300_000
+        assert stdout.pending > 500_000
         stdout.write(answer)
         received = bytearray()
         reader = threading.Thread(target=_read_all, args=(read_end, received))
@@ -125,7 +143,7 @@ def test_an_answer_goes_out_before_the_bulk_pushes_still_waiting() -> None:
     os.close(read_end)
     at = received.index(answer)
     assert at % 10_000 == 0, "never inside another message"
-    assert at < 10 * 10_000, "not behind the pushes that waited"
+    assert at <= PIPE_BYTES + 10_000, "behind what the pipe held, not the pushes that waited"
     assert received[:at] + received[at + len(answer) :] == b"".join(pushes)  # in order
 
 
