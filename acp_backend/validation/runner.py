@@ -72,7 +72,9 @@ def validator_environment() -> dict[str, str]:
     directory at the end of PATH: tools installed beside the backend (``pip
     install acp-lsp[examples]``) are found without activating its virtual
     environment, and the user's own PATH still comes first."""
-    env = {name: value for name, value in os.environ.items() if name not in SECRET_ENV}
+    env = os.environ.copy()
+    for name in SECRET_ENV:
+        env.pop(name, None)
     tools = str(Path(sys.executable).parent)
     paths = env.get("PATH", "").split(os.pathsep) if env.get("PATH") else []
     if tools not in paths:
@@ -111,7 +113,10 @@ async def run_command(
     finally:
         _kill_group(process)  # before any await: even a loop shutting down cannot skip it
         try:
-            await _to_the_end(_reap(process, capture, exited))
+            if exited.done() and capture.closed.done():  # the usual end: nothing to wait for
+                capture.close(process)
+            else:
+                await _to_the_end(_reap(process, capture, exited))
         finally:
             LIFELINE.forget(process.pid)  # dead: its id may be reused
     if not done:

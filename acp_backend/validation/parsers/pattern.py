@@ -25,10 +25,8 @@ def parse_pattern(
     one_based_columns: bool,
     continuation_lines: bool = False,
 ) -> Iterator[RawFinding]:
-    column_base = 1 if one_based_columns else 0
-    codes_in_message = (
-        pattern.pattern == DEFAULT_PATTERN.pattern
-    )  # equal, not identical, once pickled
+    read = _Reader(pattern, unit or ColumnUnit.CODE_POINTS, 1 if one_based_columns else 0)
+    search = pattern.search
     pending: RawFinding | None = None
     extra: list[str] = []
     for line in iter_lines(text):
@@ -38,40 +36,58 @@ def parse_pattern(
         if pending is not None:
             yield _with_continuation(pending, extra)
             pending, extra = None, []
-        match = pattern.search(line)
+        match = search(line)
         if match is not None:
-            pending = _finding(
-                match, line, unit or ColumnUnit.CODE_POINTS, column_base, codes_in_message
-            )
+            pending = read(match, line)
     if pending is not None:
         yield _with_continuation(pending, extra)
 
 
-def _finding(
-    match: re.Match[str], line: str, unit: ColumnUnit, column_base: int, codes_in_message: bool
-) -> RawFinding:
-    found = match.groupdict()
-    message = (found.get("message") or line).strip()
-    code = found.get("code") or None
-    if codes_in_message:  # the default pattern: ``message  [code]``
-        message, code = _split_code(message)
-    start_line = _number(found.get("line"), 1)
-    end_column = _number(found.get("end_column"), column_base)
-    end_line = _number(found.get("end_line"), 1)
-    if end_line is None and end_column is not None:
-        end_line = start_line
-    return RawFinding(
-        message=message,
-        path=found.get("path") or None,
-        line=start_line,
-        column=_number(found.get("column"), column_base) or 0,
-        end_line=end_line if end_column is not None else None,
-        end_column=end_column,
-        unit=unit,
-        end_inclusive=True,
-        code=code,
-        severity=severity_from_word(found.get("severity")),
-    )
+class _Reader:
+    """A match as a finding. The pattern's groups are looked at once per
+    output, not once per line: a save's hundreds of lines each paid for the
+    groups the pattern does not have."""
+
+    def __init__(self, pattern: re.Pattern[str], unit: ColumnUnit, column_base: int) -> None:
+        groups = pattern.groupindex
+        self._unit = unit
+        self._column_base = column_base
+        # The default pattern: ``message  [code]`` (equal, not identical, once pickled).
+        self._codes_in_message = pattern.pattern == DEFAULT_PATTERN.pattern
+        self._has_message = "message" in groups
+        self._has_code = "code" in groups
+        self._has_ends = "end_line" in groups or "end_column" in groups
+        self._has_severity = "severity" in groups
+
+    def __call__(self, match: re.Match[str], line: str) -> RawFinding:
+        found = match.groupdict()
+        message = ((found["message"] if self._has_message else None) or line).strip()
+        code = (found["code"] or None) if self._has_code else None
+        if self._codes_in_message:
+            message, code = _split_code(message)
+        base = self._column_base
+        start_line = _number(found.get("line"), 1)
+        end_line = end_column = None
+        if self._has_ends:
+            end_column = _number(found.get("end_column"), base)
+            if end_column is not None:
+                end_line = _number(found.get("end_line"), 1)
+                if end_line is None:
+                    end_line = start_line
+        severity = severity_from_word(found["severity"]) if self._has_severity else None
+        # Positional: a finding per output line, and keywords cost a third more.
+        return RawFinding(
+            message,
+            found.get("path") or None,
+            start_line,
+            _number(found.get("column"), base) or 0,
+            end_line,
+            end_column,
+            self._unit,
+            True,  # end_inclusive
+            code,
+            severity,
+        )
 
 
 def _split_code(message: str) -> tuple[str, str | None]:
