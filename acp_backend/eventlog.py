@@ -177,6 +177,9 @@ class EventLog:
         too late, or a consumer so slow that retention overtook it); its
         event id is the one the stream continues after. An event another
         process wrote in a newer format than this one knows is skipped.
+        This process's own events are handed over from memory while held
+        (the last ``_HANDED_MAX``): no query per event, and none of them
+        lost to retention meanwhile.
         """
         self._loop = asyncio.get_running_loop()
         last = self.last_id()
@@ -193,6 +196,14 @@ class EventLog:
             between_looks = self.recheck_interval if woken else self.poll_interval
             while not self._closed:
                 published = self._published
+                # The next one is this process's own, handed over as it was
+                # published: no query (ids are contiguous, so none is skipped).
+                handed = self._handed.get(after + 1)
+                if handed is not None:
+                    after += 1
+                    yield handed
+                    self._passed(me, after)
+                    continue
                 rows = self._store.query(
                     "SELECT id, method, params, result_id FROM events"
                     " WHERE id > ? ORDER BY id LIMIT ?",

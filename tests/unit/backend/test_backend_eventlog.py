@@ -90,17 +90,42 @@ async def test_an_id_older_than_retention_gets_a_stream_reset_first(store: Store
     await stream.aclose()
 
 
-async def test_a_consumer_overtaken_by_retention_gets_a_stream_reset(store: Store) -> None:
+async def test_a_consumer_overtaken_by_retention_gets_a_stream_reset(
+    store: Store, data_dir: Path
+) -> None:
+    """Events another process wrote are read back from the log: those
+    retention deleted first are lost, and the consumer is told."""
     events = EventLog(store, retention=5)
-    publish_applied(events, 3)
-    stream = events.subscribe(after=0)
-    assert [e.event_id for e in await take(stream, 2)] == [1, 2]
-    publish_applied(events, 10)  # 4..8 are deleted before the consumer asks again
-    three, reset, *rest = await take(stream, 7)
+    elsewhere = Store(data_dir)
+    other = EventLog(elsewhere, retention=5)
+    try:
+        publish_applied(other, 3)
+        stream = events.subscribe(after=0)
+        assert [e.event_id for e in await take(stream, 2)] == [1, 2]
+        publish_applied(other, 10)  # 4..8 are deleted before the consumer asks again
+        three, reset, *rest = await take(stream, 7)
+    finally:
+        elsewhere.close()
     assert three.event_id == 3  # already read from the table before the deletion
     assert isinstance(reset, StreamReset)
     assert (reset.event_id, reset.oldest_event_id) == (8, 9)
     assert [e.event_id for e in rest] == [9, 10, 11, 12, 13]
+    await stream.aclose()
+
+
+async def test_a_slow_consumer_still_gets_this_process_events_while_they_are_held(
+    store: Store,
+) -> None:
+    """What this process published is handed over from memory (up to the
+    last 256): retention deleting it from the log loses nothing."""
+    events = EventLog(store, retention=5)
+    stream = events.subscribe()
+    first = asyncio.ensure_future(anext(stream))
+    await asyncio.sleep(0.05)
+    publish_applied(events, 13)  # 1..8 are deleted from the log meanwhile
+    assert parse_event(await asyncio.wait_for(first, 5)).event_id == 1
+    rest = await take(stream, 12)
+    assert [e.event_id for e in rest] == list(range(2, 14))
     await stream.aclose()
 
 
@@ -191,4 +216,35 @@ async def test_events_written_by_another_process_are_delivered(
     (event,) = await pending
     assert isinstance(event, ResourceChanged)
     assert (event.change, event.resource.root) == ("registered", str(project))
+    await stream.aclose()
+
+
+async def test_own_events_reach_a_subscriber_without_a_query_in_order_with_others(
+    store: Store, data_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """This process's events are handed to its subscribers as published
+    (a save's result reached the editor one SQLite query sooner); another
+    connection's (another process's) are read from the log, in id order."""
+    events = EventLog(store, poll_interval=60)
+    stream = events.events()
+    first = asyncio.ensure_future(anext(stream))
+    await asyncio.sleep(0.05)
+    queries: list[str] = []
+    real_query = store.query
+    monkeypatch.setattr(store, "query", lambda sql, *a: queries.append(sql) or real_query(sql, *a))
+    publish_applied(events, 3)
+    async with asyncio.timeout(5):
+        own = [await first, await anext(stream), await anext(stream)]
+    assert [e.event_id for e in own] == [1, 2, 3]
+    assert not [sql for sql in queries if "FROM events" in sql and "WHERE id >" in sql]
+
+    elsewhere = Store(data_dir)
+    try:
+        publish_applied(EventLog(elsewhere), 1)  # id 4, as another process writes it
+    finally:
+        elsewhere.close()
+    publish_applied(events, 1)  # id 5: handed over, but not before 4
+    async with asyncio.timeout(5):
+        rest = [await anext(stream), await anext(stream)]
+    assert [(e.event_id, e.plan_id) for e in rest] == [(4, "P0"), (5, "P0")]
     await stream.aclose()
