@@ -40,7 +40,7 @@ from acp_client.models import MAX_POSITION, Finding, Location, RelatedLocation, 
 from acp_client.paths import CONFIG_FILE
 from lsp_server.drift import LineMap
 from lsp_server.marks import ConfigMark, Held, Severity, severity_for, spots
-from lsp_server.positions import Lines, column, line_at
+from lsp_server.positions import Lines, column, columns, line_at
 
 if TYPE_CHECKING:
     from lsp_server.documents import Document
@@ -229,14 +229,20 @@ def _range(
     line, character = loc.line, loc.character
     text = line_at(lines, line)
     end_line = line if loc.end_line is None else loc.end_line
-    end_text = text if end_line == line else line_at(lines, end_line)
     end_character = loc.end_character
     if end_character is None:
         if anchored and text is not None:
             end_character = len(text)  # the whole line it is anchored on
         else:
             end_character = min(character + 1, MAX_POSITION)  # a point: one character wide
-    start = character if text is None else min(column(text, character, encoding), MAX_POSITION)
+    if text is None:
+        start = character
+    elif end_line == line:
+        start, end_character = columns(text, character, end_character, encoding)
+        start = min(start, MAX_POSITION)
+    else:
+        start = min(column(text, character, encoding), MAX_POSITION)
+    end_text = None if end_line == line else line_at(lines, end_line)
     end = end_character if end_text is None else column(end_text, end_character, encoding)
     if end_line < line or (end_line == line and end < start):
         end_line, end = line, start

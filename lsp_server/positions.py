@@ -36,6 +36,22 @@ def column(line: str, code_points: int, encoding: PositionEncodingKind | str) ->
     return len(prefix.encode("utf-16-le", "surrogatepass")) // 2
 
 
+def columns(
+    line: str, start: int, end: int, encoding: PositionEncodingKind | str
+) -> tuple[int, int]:
+    """``column`` of two points on one line (``start`` <= ``end`` the usual
+    case): the line's prefix is encoded once, then only what lies between
+    them. Nearly every diagnostic's range is on one line."""
+    if line.isascii() or encoding == _UTF32:
+        size = len(line)
+        return min(start, size), min(end, size)
+    codec, unit = ("utf-8", 1) if encoding == _UTF8 else ("utf-16-le", 2)
+    first = len(line[:start].encode(codec, "surrogatepass")) // unit
+    if end < start:
+        return first, len(line[:end].encode(codec, "surrogatepass")) // unit
+    return first, first + len(line[start:end].encode(codec, "surrogatepass")) // unit
+
+
 def code_points(line: str, units: int, encoding: PositionEncodingKind | str) -> int:
     """The inverse of ``column``: an editor's ``units`` into ``line`` as code
     points, clamped to the line. A position inside a character (between a

@@ -4,7 +4,7 @@ from pathlib import Path
 import pytest
 from lsprotocol.types import PositionEncodingKind as Enc
 
-from lsp_server.positions import DiskText, code_points, column, line_at, split_lines
+from lsp_server.positions import DiskText, code_points, column, columns, line_at, split_lines
 
 # "x = '😀中' # bad": the emoji is 2 UTF-16 units and 4 UTF-8 bytes, 中 is 1 and 3.
 LINE = "x = '😀中' # bad"
@@ -30,6 +30,17 @@ def test_code_points_inverts_column_everywhere_on_a_mixed_line(encoding: Enc) ->
     line = "a😀中é\t👋🏽x"  # 1, 2 (surrogates), 3, 2-byte, tab, emoji + modifier
     for index in range(len(line) + 1):
         assert code_points(line, column(line, index, encoding), encoding) == index
+
+
+@pytest.mark.parametrize("encoding", [Enc.Utf8, Enc.Utf16, Enc.Utf32])
+@pytest.mark.parametrize("line", ["a😀中é\t👋🏽x", "plain ascii", "\ud83d lone", ""])
+def test_columns_of_a_one_line_range_are_the_columns_of_its_ends(encoding: Enc, line: str) -> None:
+    """Both ends at once (the prefix encoded once) give what ``column`` gives
+    each: in order, inverted, and past the line's end."""
+    for start in range(len(line) + 3):
+        for end in range(len(line) + 3):
+            expected = (column(line, start, encoding), column(line, end, encoding))
+            assert columns(line, start, end, encoding) == expected
 
 
 def test_a_position_inside_a_character_means_that_character() -> None:
