@@ -28,7 +28,7 @@ import sqlite3
 import threading
 from collections.abc import AsyncGenerator
 from datetime import UTC, datetime
-from typing import Any, TypeVar
+from typing import Any, Generic, TypeVar
 
 from acp_backend.store import Store, limit_from_env
 from acp_backend.wakeup import WakeChannel
@@ -85,49 +85,62 @@ class EventLog:
 
         Callable from any thread; subscribers are woken on their own loop.
         """
-        at = datetime.now(UTC)
+        pending = self.prepare(event_type, **fields)
+        with self._store.write() as conn:
+            pending.write(conn)
+        return pending.announce()
+
+    def prepare(self, event_type: type[E], **fields: Any) -> PendingEvent[E]:
+        """An event to write within a transaction of the caller's (with what
+        it announces: a result and its event commit together, or neither),
+        then to ``announce`` once that has committed."""
         # Validate before writing: a malformed event must never reach the log.
-        draft = event_type.model_validate({**fields, "event_id": 0, "at": at})
+        at = datetime.now(UTC)
+        return PendingEvent(self, event_type.model_validate({**fields, "event_id": 0, "at": at}))
+
+    def _append(self, conn: sqlite3.Connection, draft: E) -> E:
         result_id = (  # a partial result is logged as it is (ADR 0017)
             draft.result.id
             if isinstance(draft, ValidationResultEvent) and draft.covered is None
             else None
         )
-        with self._store.write() as conn:
-            stored = (
-                conn.execute(
-                    "SELECT length(CAST(body AS BLOB)) FROM validation_results WHERE id = ?",
-                    (result_id,),
-                ).fetchone()
-                if result_id
-                else None
-            )
-            if stored is None:
-                result_id, result_bytes = None, 0
-                params = draft.model_dump(mode="json", exclude={"event_id"})
-            else:  # the result is in its table: refer to it, "result" keeps its place
-                result_bytes = int(stored[0])
-                params = draft.model_dump(mode="json", exclude={"event_id", "result"})
-                params["result"] = None
-            text = json.dumps(params)
-            size = len(text.encode()) + result_bytes
-            (before,) = conn.execute("SELECT coalesce(max(upto), 0) FROM events").fetchone()
-            cursor = conn.execute(
-                "INSERT INTO events (method, params, at, result_id, bytes, upto)"
-                " VALUES (?, ?, ?, ?, ?, ?)",
-                (event_type.method, text, at.isoformat(), result_id, size, before + size),
-            )
-            event_id = int(cursor.lastrowid or 0)
-            self._retain(conn, event_id, before + size)
-        event = draft.model_copy(update={"event_id": event_id})
+        stored = (
+            conn.execute(
+                "SELECT length(CAST(body AS BLOB)) FROM validation_results WHERE id = ?",
+                (result_id,),
+            ).fetchone()
+            if result_id
+            else None
+        )
+        if stored is None:
+            result_id, result_bytes = None, 0
+            params = draft.model_dump(mode="json", exclude={"event_id"})
+        else:  # the result is in its table: refer to it, "result" keeps its place
+            result_bytes = int(stored[0])
+            params = draft.model_dump(mode="json", exclude={"event_id", "result"})
+            params["result"] = None
+        text = json.dumps(params)
+        size = len(text.encode()) + result_bytes
+        (before,) = conn.execute("SELECT coalesce(max(upto), 0) FROM events").fetchone()
+        cursor = conn.execute(
+            "INSERT INTO events (method, params, at, result_id, bytes, upto)"
+            " VALUES (?, ?, ?, ?, ?, ?)",
+            (draft.method, text, draft.at.isoformat(), result_id, size, before + size),
+        )
+        event_id = int(cursor.lastrowid or 0)
+        self._retain(conn, event_id, before + size)
+        return draft.model_copy(update={"event_id": event_id})
+
+    def _announce(self, event: Event) -> None:
+        """After the commit: hand the event to this process's subscribers, wake
+        them and every other process's."""
         with self._handing:
             if self._positions:
-                self._handed[event_id] = event
+                self._handed[event.event_id] = event
                 while len(self._handed) > _HANDED_MAX:
                     del self._handed[next(iter(self._handed))]
         self._wake()
         self._wakeups.notify()
-        return event
 
     def _retain(self, conn: sqlite3.Connection, newest: int, upto: int) -> None:
         """Forget the events beyond the count and the bytes kept, then the
@@ -283,3 +296,21 @@ class EventLog:
             reason=reason,
             oldest_event_id=self.oldest_id(),
         )
+
+
+class PendingEvent(Generic[E]):
+    """``EventLog.prepare``'s event: ``write`` it in the caller's transaction,
+    then ``announce`` it once that has committed (never if it rolled back)."""
+
+    def __init__(self, log: EventLog, draft: E) -> None:
+        self._log = log
+        self._draft = draft
+        self._written: E | None = None
+
+    def write(self, conn: sqlite3.Connection) -> None:
+        self._written = self._log._append(conn, self._draft)
+
+    def announce(self) -> E:
+        assert self._written is not None, "announced before it was written"
+        self._log._announce(self._written)
+        return self._written

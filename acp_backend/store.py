@@ -19,7 +19,7 @@ import stat
 import threading
 import time
 from collections import OrderedDict
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager, suppress
 from dataclasses import dataclass
 from pathlib import Path
@@ -391,8 +391,13 @@ class Store:
 
     # --- validation results ----------------------------------------------
 
-    def insert_result(self, result: ValidationResult) -> None:
-        """Persist a result; its resource must exist (NotFound otherwise)."""
+    def insert_result(
+        self,
+        result: ValidationResult,
+        along: Callable[[sqlite3.Connection], None] | None = None,
+    ) -> None:
+        """Persist a result; its resource must exist (NotFound otherwise).
+        ``along`` writes in the same transaction (the event announcing it)."""
         body = result_body(result)  # outside the lock: readers need not wait for it
         try:
             with self.write() as conn:
@@ -412,6 +417,8 @@ class Store:
                     ),
                 )
                 self.prune_results(conn, [result.id])
+                if along is not None:
+                    along(conn)
         except sqlite3.IntegrityError as exc:
             if "FOREIGN KEY" in str(exc):
                 raise NotFound(f"resource {result.resource_id} is not registered") from exc

@@ -23,7 +23,7 @@ SPAWNING = "spawning the tool"
 TOOL_ENDED = "tool ended"
 JUDGING = "judging its output"
 STORING = "storing the result"
-PUBLISHING = "publishing an event"
+PUBLISHING = "announcing an event"
 TAKING = "session takes an event"
 MAPPING = "mapping and writing"
 
@@ -34,7 +34,7 @@ STAGES: tuple[tuple[str, str, str], ...] = (
     ("acp_backend.validation.runner", "_resolve", TOOL_ENDED),
     ("acp_backend.validation.validator", "judge", JUDGING),
     ("acp_backend.validation.runs", "ValidationRuns._store", STORING),
-    ("acp_backend.eventlog", "EventLog.publish", PUBLISHING),
+    ("acp_backend.eventlog", "EventLog._announce", PUBLISHING),
     ("lsp_server.session", "Session.take_event", TAKING),
     ("lsp_server.features.diagnostics", "Diagnostics._publish", MAPPING),
 )

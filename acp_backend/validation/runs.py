@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import sqlite3
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -67,7 +68,7 @@ class ValidationRuns:
         self,
         *,
         events: EventLog,
-        save: Callable[[ValidationResult], None],
+        save: Callable[[ValidationResult, Callable[[sqlite3.Connection], None]], None],
         tasks: TaskSet,
         concurrency: int,
         output_cap: int = OUTPUT_CAP,
@@ -215,9 +216,12 @@ class ValidationRuns:
         return result
 
     def _store(self, ran: Ran) -> None:
-        """The whole result is stored; the event carries what the run covered."""
-        self._save(ran.result)
-        self._events.publish(ValidationResultEvent, **ran.event_fields())
+        """The whole result is stored; the event carries what the run covered.
+        Both commit together (one transaction): a stored result always has
+        its event, and a save's result costs one commit, not two."""
+        event = self._events.prepare(ValidationResultEvent, **ran.event_fields())
+        self._save(ran.result, event.write)
+        event.announce()
 
     def _result_of(self, run: _Run, name: str, job: asyncio.Task[Ran]) -> Ran:
         config = run.configs[name]

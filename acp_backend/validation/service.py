@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import asyncio
+import sqlite3
+from collections.abc import Callable
 from pathlib import Path
 
 from acp_backend.limits import validation_concurrency
@@ -54,8 +56,8 @@ class ValidationService:
             concurrency=validation_concurrency(),
         )
 
-    def _save(self, result: ValidationResult) -> None:
-        self._store.insert_result(result)
+    def _save(self, result: ValidationResult, along: Callable[[sqlite3.Connection], None]) -> None:
+        self._store.insert_result(result, along)
         if result.plan_id is None and result.outcome is ResultOutcome.COMPLETED:
             self.baselines[result.resource_id, result.validation] = result
 

@@ -42,11 +42,44 @@ async def replay(events: EventLog, after: int = 0) -> list[dict[str, Any]]:
 
 
 def run(store: Store, events: EventLog, resource_id: str, findings: int = 3) -> ValidationResult:
-    """What a validation run records: the result, then its event."""
+    """What a validation run records: the result and its event, together."""
     result = with_findings(factories.result("ruff", passed=True, resource=resource_id), findings)
-    store.insert_result(result)
-    events.publish(ValidationResultEvent, result=result)
+    event = events.prepare(ValidationResultEvent, result=result)
+    store.insert_result(result, event.write)
+    event.announce()
     return result
+
+
+async def test_a_result_and_its_event_commit_together_or_not_at_all(
+    store: Store, events: EventLog, resource_id: str
+) -> None:
+    result = with_findings(factories.result("ruff", passed=True, resource=resource_id), 3)
+    before = events.last_id()  # the resource's registration
+    event = events.prepare(ValidationResultEvent, result=result)
+
+    def then_the_disk_fails(conn: sqlite3.Connection) -> None:
+        event.write(conn)
+        raise sqlite3.OperationalError("disk I/O error")
+
+    with pytest.raises(Exception, match="disk"):
+        store.insert_result(result, then_the_disk_fails)
+    assert store.result(result.id) is None
+    assert store.query("SELECT id FROM events WHERE id > ?", (before,)) == []
+
+    stream = events.subscribe()
+    waiting = asyncio.ensure_future(anext(stream))
+    await asyncio.sleep(0.05)
+    event = events.prepare(ValidationResultEvent, result=result)
+    store.insert_result(result, event.write)
+    assert not waiting.done()  # committed, not yet announced
+    announced = event.announce()
+    delivered = await asyncio.wait_for(waiting, 5)
+    assert delivered["params"]["event_id"] == announced.event_id == events.last_id()
+    stored = store.result(result.id)
+    assert stored is not None and delivered["params"]["result"]["id"] == stored.id
+    (row,) = store.query("SELECT result_id FROM events WHERE id > ?", (before,))
+    assert row["result_id"] == result.id  # the event refers to the stored result
+    await stream.aclose()
 
 
 @pytest.fixture
