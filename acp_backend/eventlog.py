@@ -99,6 +99,7 @@ class EventLog:
         return PendingEvent(self, event_type.model_validate({**fields, "event_id": 0, "at": at}))
 
     def _append(self, conn: sqlite3.Connection, draft: E) -> E:
+        draft = draft.model_copy(update={"at": datetime.now(UTC)})  # as it is logged
         result_id = (  # a partial result is logged as it is (ADR 0017)
             draft.result.id
             if isinstance(draft, ValidationResultEvent) and draft.covered is None
