@@ -26,22 +26,18 @@ _UTF32 = PositionEncodingKind.Utf32.value
 
 def column(line: str, code_points: int, encoding: PositionEncodingKind | str) -> int:
     """``code_points`` (>= 0) into ``line`` expressed in ``encoding`` units,
-    clamped to the line. ``isascii`` of a whole line costs nothing (CPython
-    flags ASCII strings), so most lines skip the slice and the encode."""
-    if line.isascii() or encoding == _UTF32:
-        return min(code_points, len(line))
-    prefix = line[:code_points]
-    if encoding == _UTF8:
-        return len(prefix.encode("utf-8", "surrogatepass"))
-    return len(prefix.encode("utf-16-le", "surrogatepass")) // 2
+    clamped to the line."""
+    return columns(line, code_points, code_points, encoding)[0]
 
 
 def columns(
     line: str, start: int, end: int, encoding: PositionEncodingKind | str
 ) -> tuple[int, int]:
-    """``column`` of two points on one line (``start`` <= ``end`` the usual
-    case): the line's prefix is encoded once, then only what lies between
-    them. Nearly every diagnostic's range is on one line."""
+    """``column`` of two points on one line (the one rule for both): the
+    line's prefix is encoded once, then only what lies between them; nearly
+    every diagnostic's range is on one line. ``isascii`` of a whole line
+    costs nothing (CPython flags ASCII strings), so most lines skip the
+    slices and the encoding."""
     if line.isascii() or encoding == _UTF32:
         size = len(line)
         return min(start, size), min(end, size)

@@ -23,7 +23,7 @@ from lsp_server import __main__ as acp_lsp
 from lsp_server import capabilities, marks, positions
 from lsp_server.features import plans
 
-_column = positions.column
+_columns = positions.columns  # the one rule every column goes through
 
 
 def informational_as_error(mode: ValidationMode, passed: bool) -> marks.Severity | None:
@@ -32,10 +32,12 @@ def informational_as_error(mode: ValidationMode, passed: bool) -> marks.Severity
     return marks.Severity.ERROR  # informational failures should be Warnings
 
 
-def utf16_as_code_points(line: str, code_points: int, encoding: PositionEncodingKind | str) -> int:
+def utf16_as_code_points(
+    line: str, start: int, end: int, encoding: PositionEncodingKind | str
+) -> tuple[int, int]:
     if encoding in (PositionEncodingKind.Utf8, PositionEncodingKind.Utf32):
-        return _column(line, code_points, encoding)
-    return len(line[:code_points])  # UTF-16, however the encoding is spelled
+        return _columns(line, start, end, encoding)
+    return len(line[:start]), len(line[:end])  # UTF-16, however the encoding is spelled
 
 
 def main(argv: list[str]) -> int:
@@ -46,7 +48,7 @@ def main(argv: list[str]) -> int:
     elif mode == "severity":
         marks.severity_for = informational_as_error
     elif mode == "utf16":
-        positions.column = utf16_as_code_points
+        positions.columns = utf16_as_code_points
     elif mode == "spec":
         resolve = capabilities.ClientSupport.of
         capabilities.ClientSupport.of = lambda params: dataclasses.replace(  # type: ignore[method-assign]
