@@ -224,9 +224,10 @@ async def test_a_run_of_several_validations_publishes_each_file_once(
     session = await lsp("neovim@v0.7", [root])  # push only
     session.open(root / "a.py")
     await session.wait_in_play(root)
-    # Until a result shows, the server may still be listing the resource: a
-    # run that started and ended meanwhile is covered by the listing, and
-    # its hold ends with it (the end was not seen as an event).
+    # Until the first listing is over: a run that started and ended meanwhile
+    # is covered by the listing, and its hold ends with it (the end was not
+    # seen as an event). A result shown before then is no sign of it.
+    await session.wait_listed(root / "a.py")
     backend.publish(result("seed", REQ, False, [finding("a.py", 9, 0, "seed")], resource=resource))
     await session.wait_diagnostics(root / "a.py", lambda d: len(d) == 1)
     before = len(session.published)
@@ -266,6 +267,7 @@ async def test_a_long_run_keeps_open_files_current_and_the_rest_until_it_ends(
         return [p for _, p in session.published if p.uri == uri(root / name)]
 
     await until(lambda: any(p.version == 1 for p in sent("a.py")))  # a.py is placed
+    await session.wait_listed(root / "a.py")  # the first listing would end the hold
     names = ("v0", "v1", "v2")
     backend.publish_event(
         ValidationStarted, run_id="run-long", resource_id=resource.id, validations=names

@@ -194,6 +194,18 @@ class Session:
             )
         )
 
+    async def wait_listed(self, path: Path) -> None:
+        """Until the server's first resync is over (every resource in play
+        listed; it ends any hold of runs it may have missed): a completion
+        request waits for that before it is answered. Taking a resource up
+        comes before listing it, so ``wait_in_play`` alone is not this."""
+        await self.client.text_document_completion_async(
+            types.CompletionParams(
+                text_document=types.TextDocumentIdentifier(uri=uri(path)),
+                position=types.Position(line=0, character=0),
+            )
+        )
+
     def change(self, path: Path, text: str, version: int) -> None:
         self.client.text_document_did_change(
             types.DidChangeTextDocumentParams(
