@@ -95,8 +95,9 @@ class EventLog:
         it announces: a result and its event commit together, or neither),
         then to ``announce`` once that has committed."""
         # Validate before writing: a malformed event must never reach the log.
-        at = datetime.now(UTC)
-        return PendingEvent(self, event_type.model_validate({**fields, "event_id": 0, "at": at}))
+        # Its id and time are placeholders until ``write`` logs it.
+        draft = event_type.model_validate({**fields, "event_id": 0, "at": datetime.now(UTC)})
+        return PendingEvent(self, draft)
 
     def _append(self, conn: sqlite3.Connection, draft: E) -> E:
         draft = draft.model_copy(update={"at": datetime.now(UTC)})  # as it is logged

@@ -235,15 +235,17 @@ def _range(
             end_character = len(text)  # the whole line it is anchored on
         else:
             end_character = min(character + 1, MAX_POSITION)  # a point: one character wide
-    if text is None:
-        start = character
-    elif end_line == line:
-        start, end_character = columns(text, character, end_character, encoding)
-        start = min(start, MAX_POSITION)
+    if end_line == line:  # nearly every range: both ends on one line's text
+        start, end = (
+            (character, end_character)
+            if text is None
+            else columns(text, character, end_character, encoding)
+        )
     else:
-        start = min(column(text, character, encoding), MAX_POSITION)
-    end_text = None if end_line == line else line_at(lines, end_line)
-    end = end_character if end_text is None else column(end_text, end_character, encoding)
+        start = character if text is None else column(text, character, encoding)
+        end_text = line_at(lines, end_line)
+        end = end_character if end_text is None else column(end_text, end_character, encoding)
+    start = min(start, MAX_POSITION)  # a position the contract took is within it already
     if end_line < line or (end_line == line and end < start):
         end_line, end = line, start
     return (
