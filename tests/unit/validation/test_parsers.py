@@ -137,6 +137,26 @@ class TestMypyPattern:
         assert line[finding.location.character] == "y"
         assert finding.message == "'y' undeclared" and finding.code is None
 
+    def test_a_pattern_reads_only_the_groups_it_has(self, tmp_path: Path) -> None:
+        (tmp_path / "a.py").write_text("alpha = 1\nbeta = 2\n")
+        # An end column without an end line ends on the start's line; an
+        # end line without an end column is no end; a number of over 12
+        # digits is no number; a pattern without ``message`` keeps the line.
+        pattern = (
+            r"^(?P<path>\S+) (?P<line>\d+)(?: to (?P<end_column>\d+))?"
+            r"(?: until (?P<end_line>\d+))?(?: (?P<code>[A-Z]\d+))?"
+        )
+        output = "a.py 2 to 4 E1\na.py 1 until 2\na.py 1234567890123\n"
+        found = list(
+            parse_output(declared(f"format = \"pattern\"\npattern = '{pattern}'"), output, "")
+        )
+        assert [(f.line, f.column, f.end_line, f.end_column, f.code) for f in found] == [
+            (1, 0, 1, 3, "E1"),
+            (0, 0, None, None, None),
+            (None, 0, None, None, None),
+        ]
+        assert [f.message for f in found] == output.splitlines()
+
 
 class TestSarifFormat:
     def test_column_kind_unicode_code_points(self) -> None:
