@@ -108,6 +108,13 @@ def create_app(
         return Response(status_code=204) if reply is None else JSONResponse(reply)
 
     async def events(request: Request) -> Response:
+        if request.scope.get("http_version") == "1.0":
+            # A stream has no length to send, and HTTP/1.0 has no chunks:
+            # said plainly rather than sent in a framing it cannot read.
+            return JSONResponse(
+                {"error": "the event stream needs HTTP/1.1 (chunked transfer)"},
+                status_code=505,
+            )
         raw_after = request.headers.get("last-event-id", "").strip()
         if raw_after and not _is_event_id(raw_after):
             return JSONResponse(

@@ -37,16 +37,15 @@ command = [{json.dumps(sys.executable)}, "-c", {json.dumps(EMIT)}]
 
 class StalledReader:
     """``GET /acp/v1/events`` on a plain socket with a tiny receive buffer,
-    not read until ``read_ids``: the server's writes to it soon block.
-    HTTP/1.0, so the body is the stream itself (no chunked framing)."""
+    not read until ``read_ids``: the server's writes to it soon block."""
 
     def __init__(self, server: LiveServer, after: int) -> None:
         self._sock = socket.socket()
         self._sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
         self._sock.connect(("127.0.0.1", server.port))
         self._sock.sendall(
-            f"GET /acp/v1/events HTTP/1.0\r\nAuthorization: Bearer {server.token}\r\n"
-            f"Last-Event-ID: {after}\r\n\r\n".encode()
+            f"GET /acp/v1/events HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer {server.token}"
+            f"\r\nLast-Event-ID: {after}\r\n\r\n".encode()
         )
 
     async def read_ids(self, last: int) -> list[int]:
@@ -58,10 +57,20 @@ class StalledReader:
             while f"\nid: {last}\n".encode() not in received[-(1 << 20) :]:
                 received += await loop.sock_recv(self._sock, 1 << 20)
         self._sock.close()
-        body = bytes(received).split(b"\r\n\r\n", 1)[1].decode()
+        body = dechunked(bytes(received).split(b"\r\n\r\n", 1)[1]).decode()
         return [
             int(frame[4:].split("\n")[0]) for frame in body.split("\n\n") if frame[:4] == "id: "
         ]
+
+
+def dechunked(body: bytes) -> bytes:
+    """A chunked body's data (its last chunk may be cut short)."""
+    data, at = bytearray(), 0
+    while (line_end := body.find(b"\r\n", at)) > at:
+        size = int(body[at:line_end], 16)
+        data += body[line_end + 2 : line_end + 2 + size]
+        at = line_end + 2 + size + 2
+    return bytes(data)
 
 
 async def register(client: AcpClient, path: Path) -> str:

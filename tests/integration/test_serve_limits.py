@@ -1,9 +1,12 @@
 """``serve`` under hostile peers: silent and slow connections time out, a
-flood of half-open connections cannot starve ``/health``, and numbers too
-long to convert are a JSON-RPC error or a 400, never an HTTP 500."""
+request's head past its cap is refused, a flood of half-open connections
+cannot starve ``/health``, and numbers too long to convert are a JSON-RPC
+error or a 400, never an HTTP 500."""
 
 from __future__ import annotations
 
+import contextlib
+import json
 import resource
 import socket
 import subprocess
@@ -17,6 +20,7 @@ import httpx
 import pytest
 from conftest import LiveServer
 
+from acp_backend.http_guard import MAX_HEAD_BYTES
 from acp_client.discovery import read_backend_file
 from acp_client.head_start import BACKEND_FILE
 
@@ -59,6 +63,47 @@ def test_headers_trickled_a_byte_at_a_time_are_cut_off(guarded: LiveServer) -> N
                 if slow.recv(1, socket.MSG_PEEK | socket.MSG_DONTWAIT) == b"":
                     raise ConnectionResetError
         assert time.monotonic() - started < 10 * HEADER_TIMEOUT
+
+
+def test_headers_past_the_cap_are_a_431_and_a_large_body_is_not(live_server: LiveServer) -> None:
+    # Sent fast, so that the header timeout is not what stops it.
+    with socket.create_connection(("127.0.0.1", live_server.port)) as flooding:
+        flooding.sendall(b"GET /health HTTP/1.1\r\nHost: x\r\n")
+        filler = b"X-Filler: " + b"a" * 1000 + b"\r\n"
+        with contextlib.suppress(OSError):  # the server may close while this still sends
+            for _ in range(2 * MAX_HEAD_BYTES // len(filler)):
+                flooding.sendall(filler)
+        assert flooding.recv(4096).startswith(b"HTTP/1.1 431 ")
+        assert closed_within(flooding, WAIT) < WAIT
+    # The cap is on the head alone: a body many times its size, sent in one
+    # go with its headers, is read as before.
+    padding = "x" * (4 * MAX_HEAD_BYTES)
+    body = json.dumps(
+        {"jsonrpc": "2.0", "id": 1, "method": "resource.list", "params": {"pad": padding}}
+    )
+    headers = {"Authorization": f"Bearer {live_server.token}", "Content-Type": "application/json"}
+    response = httpx.post(f"{live_server.url}/acp/v1", content=body, headers=headers)
+    assert response.status_code == 200 and "jsonrpc" in response.json()
+    assert httpx.get(f"{live_server.url}/health").status_code == 200
+
+
+def test_an_http_1_0_event_stream_is_refused_plainly(live_server: LiveServer) -> None:
+    # HTTP/1.0 has no chunks and a stream has no length: a 505 that says so,
+    # not a body in a framing the client cannot read. Other routes serve it.
+    with socket.create_connection(("127.0.0.1", live_server.port)) as old:
+        token = live_server.token
+        old.sendall(
+            f"GET /acp/v1/events HTTP/1.0\r\nAuthorization: Bearer {token}\r\n\r\n".encode()
+        )
+        answer = b""
+        while chunk := old.recv(4096):
+            answer += chunk
+    head, _, body = answer.partition(b"\r\n\r\n")
+    assert head.startswith(b"HTTP/1.1 505 ") and b"chunked" not in head.lower()
+    assert "HTTP/1.1" in json.loads(body)["error"]
+    with socket.create_connection(("127.0.0.1", live_server.port)) as old:
+        old.sendall(b"GET /health HTTP/1.0\r\n\r\n")
+        assert old.recv(4096).startswith(b"HTTP/1.1 200 ")
 
 
 def test_an_idle_keep_alive_connection_is_closed_and_a_busy_one_is_not(
