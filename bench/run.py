@@ -18,9 +18,9 @@ to 10,000 findings) or overlap comparison runs each side five times in
 turn and compares medians: one pair of runs swung by up to 2x on a shared
 machine. Every ratio shows its spread (the 5th-95th percentile over the
 rounds resampled, each round a pair), and a target is met only when the
-whole spread is within it. ``--check`` exits 1 when a target is missed; ``--report`` rewrites
-docs/performance.md from this run's JSON and the other benchmarks'
-(``bench/results/*.json``).
+whole spread is within it. ``--check`` exits 1 when a target is missed;
+``--report`` rewrites docs/performance.md from this run's JSON and the
+other benchmarks' (``bench/results/*.json``).
 """
 
 from __future__ import annotations
