@@ -60,6 +60,7 @@ class GuardedHttp(HttpToolsProtocol):
         self._timer: asyncio.TimerHandle | None = None
         self._cycle: object = None  # the request in progress when last looked
         self._head_bytes = 0  # received while waiting for headers
+        self._in_body = False  # a request's headers are in, its body not all yet
 
     def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
         super().connection_made(transport)
@@ -75,11 +76,14 @@ class GuardedHttp(HttpToolsProtocol):
             oldest._drop()
 
     def data_received(self, data: bytes) -> None:
+        # Counted only if waiting before: when a body ends inside ``data``
+        # (``on_message_complete``), the bytes before that end are the body's.
+        waiting = self._waiting_since is not None
         super().data_received(data)
         if self.cycle is not self._cycle:  # a request's headers are complete
             self._cycle = self.cycle
             self._stop_waiting()
-        elif self._waiting_since is not None:
+        elif waiting and self._waiting_since is not None:
             self._head_bytes += len(data)
             if self._head_bytes > MAX_HEAD_BYTES and not self.transport.is_closing():
                 log.debug("a request's headers passed %d bytes: refused", MAX_HEAD_BYTES)
@@ -87,11 +91,24 @@ class GuardedHttp(HttpToolsProtocol):
                 self.transport.write(_TOO_LARGE)
                 self.transport.close()
 
+    def on_headers_complete(self) -> None:
+        super().on_headers_complete()
+        self._in_body = True
+
+    def on_message_complete(self) -> None:
+        super().on_message_complete()
+        self._in_body = False
+        # Answered before its body was all in (a 413 on its Content-Length):
+        # the rest of the body was not the next request's head.
+        if self.cycle.response_complete and not self.transport.is_closing():
+            self._await_headers()
+
     def on_response_complete(self) -> None:
         done = self.cycle
         super().on_response_complete()
-        # Unless a pipelined request started meanwhile, the clock runs again.
-        if self.cycle is done and not self.transport.is_closing():
+        # Unless a pipelined request started meanwhile, or this one's body is
+        # still coming, the clock runs again.
+        if self.cycle is done and not self._in_body and not self.transport.is_closing():
             self._await_headers()
 
     def connection_lost(self, exc: Exception | None) -> None:

@@ -21,6 +21,7 @@ import pytest
 from conftest import LiveServer
 
 from acp_backend.http_guard import MAX_HEAD_BYTES
+from acp_backend.http_server import MAX_BODY_BYTES
 from acp_client.discovery import read_backend_file
 from acp_client.head_start import BACKEND_FILE
 
@@ -85,6 +86,38 @@ def test_headers_past_the_cap_are_a_431_and_a_large_body_is_not(live_server: Liv
     response = httpx.post(f"{live_server.url}/acp/v1", content=body, headers=headers)
     assert response.status_code == 200 and "jsonrpc" in response.json()
     assert httpx.get(f"{live_server.url}/health").status_code == 200
+
+
+def test_a_body_refused_by_its_length_is_read_to_its_end_not_taken_for_a_head(
+    live_server: LiveServer,
+) -> None:
+    # The 413 goes out as the headers arrive; the body the client then still
+    # sends (many times the head cap) is the refused request's, its last
+    # 100 kB in one go (read with the body's end), and the connection serves
+    # the next request once it is in.
+    body = b"x" * (MAX_BODY_BYTES + 1)
+    tail = 100_000
+    with socket.create_connection(("127.0.0.1", live_server.port)) as client:
+        client.settimeout(WAIT)
+        client.sendall(
+            b"POST /acp/v1 HTTP/1.1\r\nHost: x\r\n"
+            + f"Authorization: Bearer {live_server.token}\r\n".encode()
+            + f"Content-Type: application/json\r\nContent-Length: {len(body)}\r\n\r\n".encode()
+        )
+        answer = b""
+        while b"\r\n\r\n" not in answer:
+            answer += client.recv(4096)
+        assert answer.startswith(b"HTTP/1.1 413 "), answer
+        head, _, rest = answer.partition(b"\r\n\r\n")
+        length = int(head.lower().split(b"content-length: ")[1].split(b"\r\n")[0])
+        while len(rest) < length:
+            rest += client.recv(4096)
+        for start in range(0, len(body) - tail, 16384):
+            client.sendall(body[start : min(start + 16384, len(body) - tail)])
+        time.sleep(0.2)
+        client.sendall(body[-tail:])
+        client.sendall(b"GET /health HTTP/1.1\r\nHost: x\r\n\r\n")
+        assert client.recv(4096).startswith(b"HTTP/1.1 200 ")
 
 
 def test_an_http_1_0_event_stream_is_refused_plainly(live_server: LiveServer) -> None:
