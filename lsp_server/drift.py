@@ -69,9 +69,13 @@ class LineMap:
                 return offset
         return None
 
-    def location(self, location: Location) -> Location | None:
+    def shift(self, location: Location) -> int | None:
+        """How far ``location``'s lines moved; None if one of them changed."""
         end = location.end_line if location.end_line is not None else location.line
-        offset = self.offset(location.line, end)
+        return self.offset(location.line, end)
+
+    def location(self, location: Location) -> Location | None:
+        offset = self.shift(location)
         if offset is None:
             return None
         if offset == 0:

@@ -113,14 +113,14 @@ def file_diagnostics(
             last, findings = result, result.findings
             head, data = _SHARED.get(result.id) or _shared(result)
             move = moved.get(result.id) if moved else None
-        location: Location | None = spot if move is None else move.location(spot)
-        if location is None:
+        shift: int | None = 0 if move is None else move.shift(spot)
+        if shift is None:
             continue
         more = "" if code is None else f', "code": {_string(code)}'
         if links is not None and index is not None:
             more += _link(findings[index], links, encoding)
         shown.append(
-            f'{{"range": {_range(location, anchored, lines, encoding)}{head}'
+            f'{{"range": {_range(spot, anchored, lines, encoding, shift)}{head}'
             f"{_string(message)}{data}{'null' if index is None else index}}}{more}}}"
         )
     return shown
@@ -224,11 +224,17 @@ def as_objects(texts: Iterable[str]) -> list[Diagnostic]:
 
 
 def _range(
-    loc: Location, anchored: bool, lines: Lines | None, encoding: PositionEncodingKind | str
+    loc: Location,
+    anchored: bool,
+    lines: Lines | None,
+    encoding: PositionEncodingKind | str,
+    shift: int = 0,
 ) -> str:
-    line, character = loc.line, loc.character
+    """``loc`` on ``lines``, ``shift`` lines down from where it was read
+    (``LineMap.shift``: a moved finding, without a moved ``Location`` each)."""
+    line, character = loc.line + shift, loc.character
     text = line_at(lines, line)
-    end_line = line if loc.end_line is None else loc.end_line
+    end_line = line if loc.end_line is None else loc.end_line + shift
     end_character = loc.end_character
     if end_character is None:
         if anchored and text is not None:

@@ -27,6 +27,7 @@ from tests.e2e.editing import Buffers
 from tests.support.edit_text import apply_edits
 from tests.support.factories import finding, result
 from tests.support.lsp_harness import (
+    PROFILES,
     PROFILES_AND_MODES,
     WAIT,
     Backend,
@@ -247,6 +248,29 @@ async def test_a_file_saved_with_a_bom_gets_its_fixes_and_plans_as_without_one(
     await until(lambda: any("Applied plan “Drop os”" in m for m in session.messages()))
     assert buffers.text(root / "a.py") == "x = 1\n"
     assert not [m for m in session.messages() if "unsaved" in m or "CONFLICT" in m]
+
+
+@pytest.mark.parametrize("profile", PROFILES)
+async def test_unsaved_edits_move_the_diagnostics_the_editor_shows(
+    tmp_path: Path, backend: Backend, lsp: Starter, profile: str
+) -> None:
+    """Edited after the results came (no run in flight): a push client is
+    sent the file again, placed on the buffer and under its new version; a
+    pull client's next pull has it. A finding whose line changed leaves."""
+    root, resource, session, buffers = await started(tmp_path, backend, lsp, profile, "local")
+    backend.publish(unused_import(resource))
+    await session.wait_diagnostics(root / "a.py", lambda d: len(d) == 1)
+
+    def lines(shown: list[types.Diagnostic]) -> list[int]:
+        return [d.range.start.line for d in shown]
+
+    buffers.type(root / "a.py", "# typed above\n" + SOURCE)
+    await session.wait_diagnostics(root / "a.py", lambda d: lines(d) == [1])
+    if not session.pull:
+        versions = [p.version for _, p in session.published if p.uri == uri(root / "a.py")]
+        assert versions[-1] == buffers.versions[uri(root / "a.py")], versions
+    buffers.type(root / "a.py", "# typed above\nimport os, sys\nx = 1\n")
+    await session.wait_diagnostics(root / "a.py", lambda d: d == [])
 
 
 @pytest.mark.parametrize("profile", ["visual-studio-code", "neovim@v0.11", "emacs"])

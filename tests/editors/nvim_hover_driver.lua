@@ -59,15 +59,21 @@ local function titles_at(buf, line)
   return titles
 end
 
-local function ruff_error_at(buf, line)
+-- The run id of a ruff Error on a 0-based line, if one is there from a run
+-- other than `before`.
+local function ruff_error_at(buf, line, before)
   for _, d in ipairs(vim.diagnostic.get(buf, { lnum = line })) do
-    if d.source == 'ruff' and d.severity == vim.diagnostic.severity.ERROR then return true end
+    local sent = d.user_data and d.user_data.lsp or {}
+    local run = type(sent.data) == 'table' and sent.data.run_id or nil
+    if d.source == 'ruff' and d.severity == vim.diagnostic.severity.ERROR and run ~= before then
+      return run
+    end
   end
-  return false
 end
 
 -- The typo after unsaved edits, and across the save that runs ruff again.
 local function after_edits(buf, typo)
+  local first_run = ruff_error_at(buf, typo)
   vim.api.nvim_buf_set_lines(buf, 0, 0, false, { '# a line added above' })
   hover_at('moved_typo', typo + 1, tonumber(env.ACP_TYPO_COL))
   hover_at('old_place', typo, tonumber(env.ACP_TYPO_COL))
@@ -75,14 +81,15 @@ local function after_edits(buf, typo)
   vim.api.nvim_buf_set_lines(buf, typo + 1, typo + 2, false, { text .. '  # edited' })
   hover_at('edited_typo', typo + 1, tonumber(env.ACP_TYPO_COL))
   vim.cmd('write')
-  -- Until the new run's Error is on the typo's new line, and once after:
-  -- never the old run's finding one line off.
+  -- Until the new run's Error is on the typo's new line (the old run's, moved
+  -- there by the first edit, may still be shown until the server sends the
+  -- file again), and once after: never the old run's finding one line off.
   result.after_save = {}
   local deadline = vim.uv.now() + 20000
   repeat
     hover_at('after_save', typo, tonumber(env.ACP_TYPO_COL))
     table.insert(result.after_save, result.hovers.after_save)
-  until ruff_error_at(buf, typo + 1) or vim.uv.now() > deadline
+  until ruff_error_at(buf, typo + 1, first_run) or vim.uv.now() > deadline
   hover_at('after_save', typo, tonumber(env.ACP_TYPO_COL))
   table.insert(result.after_save, result.hovers.after_save)
   hover_at('new_run', typo + 1, tonumber(env.ACP_TYPO_COL))

@@ -148,6 +148,17 @@ end
 
 -- --- fix (item 2) -----------------------------------------------------------
 
+-- How many of the server's progress reports (a run each) have ended.
+local runs_ended = 0
+vim.api.nvim_create_autocmd('LspProgress', {
+  callback = function(ev)
+    local value = ev.data and ev.data.params and ev.data.params.value
+    if type(value) == 'table' and value.kind == 'end' then
+      runs_ended = runs_ended + 1
+    end
+  end,
+})
+
 local FIX = 'Fix with ruff: Remove unused import: `os`'
 
 local function unused_import(buf)
@@ -167,6 +178,9 @@ local function fix_scenario()
   if not vim.wait(20000, function() return unused_import(buf) ~= nil end, 20) then
     fail("ruff's unused-import Error never showed")
   end
+  -- The edits come once the save's run is over: it is the edit, not the run's
+  -- last publish, that must move the finding on the screen.
+  result.run_ended = vim.wait(20000, function() return runs_ended > 0 end, 20)
   local import = unused_import(buf).lnum
   result.import_line = import
   result.import_text = lines(buf)[import + 1]

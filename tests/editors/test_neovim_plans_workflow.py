@@ -98,6 +98,7 @@ def test_fix_survives_unsaved_edits_elsewhere(demo_project: DemoProject, tmp_pat
     result = drive(demo_project, tmp_path, "fix")
     saved, line = result["saved"], result["import_line"]
     assert result["import_text"] == "import os", result
+    assert result["run_ended"], "the save's run never reported its end"
     assert saved == on_disk.splitlines(), "the saved buffer is not the demo's file"
 
     # Unsaved: a comment above the import (it moves down one line), a line at the end.
@@ -107,10 +108,10 @@ def test_fix_survives_unsaved_edits_elsewhere(demo_project: DemoProject, tmp_pat
     moved = result["moved_line"]
     assert moved == line + 1 and result["moved_text"] == "import os", result
     at_moved, sent = result["moved_actions"], result["moved_diagnostics"]
+    assert result["diagnostic_moved"], "ruff's finding did not show on the import's new line"
     assert FIX in enabled(at_moved), (
         f"{FIX!r} not offered on the import's new line: {at_moved}; diagnostics there: {sent}"
     )
-    assert result["diagnostic_moved"], "ruff's finding did not show on the import's new line"
     assert any("`os` imported but unused" in m for m in sent), sent
 
     # Picked: exactly the import's line goes; the user's unsaved edits stay.

@@ -52,6 +52,15 @@ class Diagnostics(Feature):
         else:
             self._publisher.changed_all(keys)
 
+    def document_edited(self, snapshot: Snapshot) -> None:
+        """A push client shows what was sent where it was sent: an unsaved
+        edit that moves a finding's line, or changes it, sends the file
+        again (placed on the buffer, ``lsp_server.drift``). A pull client
+        asks again after an edit itself."""
+        key = snapshot.key
+        if not self._pull and key is not None and self.presenter.has_sent(key):
+            self._publisher.changed(key)
+
     # --- a run of several validations: about one publish per file ----------
 
     def event(self, event: Event, snapshot: Snapshot) -> None:

@@ -108,6 +108,10 @@ class Presenter:
             params.insert(0, _params_json(before[0], None, "[]"))
         return params
 
+    def has_sent(self, key: FileKey) -> bool:
+        """Whether the file was published (an edit may move what it shows)."""
+        return self._sent.get(key, self.roots.uri_of(key)) is not None
+
     def result_id(self, key: FileKey) -> str:
         """Changes whenever the marks or the text they are converted against do."""
         document = self.source.document_at(key)

@@ -16,7 +16,7 @@ from lsprotocol import types
 
 from acp_client.events import PlanChanged, ValidationCompleted, ValidationStarted
 from acp_client.models import ContextFinding, ContextInfo, PlanState, ValidationSummary
-from acp_client.text import split_lines
+from acp_client.text import digest, split_lines
 from lsp_server.code_actions import offered
 from lsp_server.documents import Document
 from lsp_server.features.diagnostics import Diagnostics
@@ -26,7 +26,7 @@ from lsp_server.features.validations import Validations
 from lsp_server.settings import RunOn, Settings
 from lsp_server.snapshot import Snapshot
 from tests.support.factories import finding, result
-from tests.unit.lsp.fakes import RESOURCE, FakeSource, calls, plan, snapshot
+from tests.unit.lsp.fakes import RESOURCE, FakeSource, calls, edited, plan, snapshot
 
 NOW = datetime(2026, 1, 1, tzinfo=UTC)
 
@@ -182,6 +182,48 @@ async def test_changed_files_are_pushed_or_a_pull_client_asked_to_pull_again() -
     pulling.files_changed(changed)
     await settle()
     assert editor.refreshed == 1 and len(editor.published) == 1
+    feature.close()
+    pulling.close()
+
+
+async def test_an_edit_sends_a_shown_file_again_where_its_lines_went() -> None:
+    """Push: a file sent before is sent again after an unsaved edit, under the
+    edit's version, its finding where its line went; a file never sent, or a
+    pull client, gets nothing (a pull client asks again itself)."""
+    saved = "import os\nx = 1\n"
+    source = FakeSource()
+    source.roots.remember(RESOURCE)
+    backend_calls, editor = calls()
+    feature = Diagnostics(editor, backend_calls, source)
+    opened = snapshot(saved)
+    feature.start(opened)
+    assert opened.document is not None and opened.key is not None
+    source.documents[opened.key] = opened.document
+    feature.document_edited(opened)  # nothing sent yet: nothing to move
+    await settle()
+    assert editor.published == []
+    flagged = result(
+        "lint", findings=[finding("a.py", 0, 7, "m")], file_hashes={"a.py": digest(saved)}
+    )
+    feature.files_changed(source.results.apply(flagged))
+    await settle()
+    typed = edited(replace(opened, document=replace(opened.document, version=2)), "#\n" + saved)
+    assert typed.document is not None
+    source.documents[opened.key] = typed.document
+    feature.document_edited(typed)
+    await asyncio.sleep(0.06)  # the publisher's window after the first send
+    sent = [json.loads(params) for params in editor.published]
+    assert [
+        (p["version"], [d["range"]["start"]["line"] for d in p["diagnostics"]]) for p in sent
+    ] == [
+        (1, [0]),
+        (2, [1]),
+    ]
+    pulling = Diagnostics(editor, backend_calls, source)
+    pulling.start(replace(opened, support=replace(opened.support, pull_diagnostics=True)))
+    pulling.document_edited(typed)
+    await asyncio.sleep(0.06)
+    assert len(editor.published) == 2 and editor.refreshed == 0
     feature.close()
     pulling.close()
 
