@@ -141,12 +141,18 @@ def _notification_of(cls: type[Event]) -> type[Model]:
 @functools.cache
 def _notifications() -> TypeAdapter[Any]:
     """Any event's notification, told apart by ``method``: built on first use
-    (~2 ms), which in local mode never comes."""
+    (~2 ms), which in local mode never comes; an event stream builds it as
+    it connects (``prepare_reading``), not when its first event is due."""
     shape: Any = Annotated[
         Union[tuple(_notification_of(cls) for cls in EVENT_TYPES.values())],  # noqa: UP007
         Field(discriminator="method"),
     ]
     return TypeAdapter(shape)
+
+
+def prepare_reading() -> None:
+    """Build what ``read_event`` reads with, ahead of the first event."""
+    _notifications()
 
 
 def read_event(text: str | bytes) -> Event | None:

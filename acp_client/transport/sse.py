@@ -21,7 +21,7 @@ import httpx
 from httpx_sse import ServerSentEvent, SSEError, aconnect_sse
 
 from acp_client.errors import AuthenticationError, ServerFault, StreamDropped, TransportError
-from acp_client.events import Event, StreamReset, read_event
+from acp_client.events import Event, StreamReset, prepare_reading, read_event
 from acp_client.transport.failures import check_status, classify
 from acp_client.transport.policy import StreamPolicy
 
@@ -99,6 +99,7 @@ class SseSubscription:
                         f"{self._where} answered HTTP {source.response.status_code} for events",
                         status=source.response.status_code,
                     )
+                prepare_reading()  # while the stream is quiet, not at its first event
                 async for sse in source.aiter_sse():
                     message = self._accept(sse)
                     if message is not None:

@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 from conftest import LiveServer, http_response
 
+from acp_client import events
 from acp_client.client import AcpClient
 from acp_client.errors import AuthenticationError, StreamDropped
 from acp_client.events import Event, ResourceChanged, StreamReset
@@ -87,6 +88,18 @@ async def test_a_killed_connection_resumes_without_loss_or_duplicates(
     assert received == ids(collector.items) == list(range(first[0], first[0] + 5))
     assert subscription.connections >= 2
     assert proxy.accepted >= 2
+    await collector.aclose()
+    await reader.aclose()
+
+
+async def test_a_stream_builds_its_event_reader_as_it_connects(live_server: LiveServer) -> None:
+    # ~2 ms of pydantic work, taken while the stream is quiet rather than
+    # on the way of its first event.
+    events._notifications.cache_clear()
+    reader = HttpTransport(live_server.url, token=live_server.token)
+    collector = Collector(aiter(reader.subscription(after=None)))
+    await until(lambda: events._notifications.cache_info().currsize == 1, WAIT)
+    assert collector.items == [] and collector.error is None
     await collector.aclose()
     await reader.aclose()
 
