@@ -25,9 +25,11 @@ scripts with `--json bench/results/NAME.json`). Each benchmark measures the
 whole path a user waits on, against floors that share none of acp-lsp's code,
 measured in the same run on the same machine: a raw JSON-RPC server and a
 bare pygls server running the same command on save (`bench/floors/`),
-efm-langserver with the same command, and the tools themselves. A burst
-(up to 10,000 findings) or overlap comparison runs each side five times in
-turn and reports medians. `--check` exits 1 when a target is missed.
+efm-langserver with the same command, and the tools themselves, all in
+turn, round after round (each result says how many rounds). Every ratio
+shows its spread (the 5th-95th percentile over the rounds resampled), and
+a target is met only when the whole spread is within it. `--check` exits 1
+when a target is missed.
 """
 
 
@@ -70,6 +72,9 @@ def render(results: list[dict[str, Any]]) -> str:
         machine = result.get("machine", {})
         where = ", ".join(f"{key} {value}" for key, value in machine.items())
         parts.append(f"## {result['name']}\n\nMachine: {where or 'not recorded'}.\n")
+        if rounds := result.get("rounds"):
+            counted = ", ".join(f"{key} {value}" for key, value in rounds.items())
+            parts.append(f"Rounds: {counted}.\n")
         lines = [
             "| measure | value | floor | ratio | target | met |",
             "|---|---|---|---|---|---|",
