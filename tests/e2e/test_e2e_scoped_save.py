@@ -4,9 +4,13 @@ theirs. Real ruff, in local mode and through ``acp-backend serve``."""
 
 from __future__ import annotations
 
+import asyncio
+import time
 from pathlib import Path
+from typing import Any
 
 import pytest
+from lsprotocol import types
 
 from acp_client.events import ValidationResultEvent
 from acp_client.models import ValidationMode
@@ -42,15 +46,34 @@ async def test_a_save_sends_only_the_saved_files_diagnostics(
     sent_before = len(session.published)
 
     session.save(root / "a.py", "import os\n\nprint(os.sep)\n", 2)  # fixed
+    # The save's run, once the server has taken in its end: a.py may be sent
+    # before that too (the edit, the save), so emptied is not proof of it.
+    stored = await stored_after(backend, root.name, run.run_id)
+    token = f"acp-run-{stored['run_id']}"
+    await until(
+        lambda: any(
+            isinstance(report, types.WorkDoneProgressEnd)
+            for report in session.client.progress_reports.get(token, ())
+        )
+    )
     await until(lambda: not session.client.diagnostics[a])
-    after = [params.uri for _, params in session.published[sent_before:]]
-    assert after == [a]  # b.py is not sent again: nothing changed there
+    after = {params.uri for _, params in session.published[sent_before:]}
+    assert after == {a}  # b.py is not sent again: nothing changed there
     assert [d.code for d in session.client.diagnostics[b]] == ["F401"]
-    (stored,) = (await backend.facade.dispatch("validation.list_results", {"resource": root.name}))[
-        "results"
-    ]
-    assert stored["run_id"] != run.run_id  # the save's result, merged: b.py's finding kept
+    # The save's result, merged: b.py's finding kept.
     assert [f["location"]["path"] for f in stored["findings"]] == ["b.py"]
+
+
+async def stored_after(backend: Backend, resource: str, run_id: str) -> dict[str, Any]:
+    """The resource's one stored result, once a run other than ``run_id`` made it."""
+    deadline = time.monotonic() + 10.0
+    while True:
+        listed = await backend.facade.dispatch("validation.list_results", {"resource": resource})
+        (stored,) = listed["results"]
+        if stored["run_id"] != run_id:
+            return dict(stored)
+        assert time.monotonic() < deadline, "the save's run stored no result"
+        await asyncio.sleep(0.02)
 
 
 async def test_a_partial_result_it_cannot_continue_is_caught_up_by_listing(
