@@ -15,14 +15,14 @@ Sections: save -> diagnostics with real ruff; bursts of 1k/10k/100k findings
 overlapping validators; memory (RSS after a burst, and heap held per
 finding, traced in process by ``bench/held_heap.py``); start-up; live
 events across processes (``bench_wakeup.py`` and ``bench_fanout.py``, their
-targets judged here too). A burst (up
-to 10,000 findings) or overlap comparison runs each side ``REPEATS`` times
-in turn and compares medians: one pair of runs swung by up to 2x on a
-shared machine. Every ratio shows its spread (the 5th-95th percentile over the
-rounds resampled, each round a pair), and a target is met only when the
-whole spread is within it. ``--check`` exits 1 when a target is missed;
-``--report`` rewrites docs/performance.md from this run's JSON and the
-other benchmarks' (``bench/results/*.json``).
+targets judged here too). A burst (up to 10,000 findings) or overlap
+comparison runs each side ``REPEATS`` times in turn and compares medians:
+one pair of runs swung by up to 2x on a shared machine. Every ratio shows
+its spread (the 5th-95th percentile over the rounds resampled, each round
+a pair), and a target is met only when the whole spread is within it.
+``--check`` exits 1 when a target is missed; ``--report`` rewrites
+docs/performance.md from this run's JSON and the other benchmarks'
+(``bench/results/*.json``).
 """
 
 from __future__ import annotations
@@ -850,11 +850,11 @@ async def main() -> int:
     parser.add_argument("--report", action="store_true", help="rewrite docs/performance.md")
     args = parser.parse_args()
     sections = args.only or SECTIONS
+    rounds = rounds_of(args.quick)
     rows: list[Row] = []
     with tempfile.TemporaryDirectory(prefix="acp-bench-") as name:
         tmp = Path(name)
         as_installed(tmp)
-        rounds = rounds_of(args.quick)
         if "save" in sections:
             rows += await bench_save(tmp, rounds["saves per size"])
         repeats = rounds["sessions per side of a burst or overlap"]
@@ -874,7 +874,7 @@ async def main() -> int:
             {
                 "name": "acp-lsp end to end (bench/run.py)",
                 "machine": machine(),
-                "rounds": rounds_of(args.quick),
+                "rounds": rounds,
                 "rows": [{**asdict(row), "ratio": row.ratio} for row in rows],
             },
             indent=2,
