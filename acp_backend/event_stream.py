@@ -12,6 +12,12 @@ position. The broadcast never waits for a client, so a slow one holds back
 no other; a client whose position the ring does not hold (an older
 ``Last-Event-ID``, or it fell that far behind) is served from the log by a
 subscription of its own until the ring holds its position again (ADR 0028).
+
+A client that has been sent every frame the ring holds, and whose server
+gave it a ``ChunkSink``, waits as *live*: where another client's task would
+be woken, the broadcast writes the new frames to it straight through the
+sink, and hands it back to its own task (which writes through ASGI ``send``
+and so waits for a slow peer) only when the sink refuses them (ADR 0035).
 """
 
 from __future__ import annotations
@@ -21,8 +27,9 @@ import bisect
 import contextlib
 import json
 import logging
+import time
 from collections import deque
-from collections.abc import AsyncGenerator, AsyncIterator
+from collections.abc import AsyncGenerator, AsyncIterator, Callable
 from typing import Any
 
 from acp_client.events import Event
@@ -34,11 +41,16 @@ RING_FRAMES = 1024
 RING_BYTES = 16 << 20  # the newest frame is kept whatever its size
 CATCH_UP_BUFFER = 256  # frames a catching-up client's subscription reads ahead of it
 WAKE_SLICE = 32  # clients woken per turn of the loop: requests are read between slices
+PUSH_SLICE = 0.003  # seconds of writes to live clients per turn of the loop, likewise
 WRITE_BYTES = 256 << 10  # frames are joined into one write until it has this many bytes
 CONNECTED = b": connected\n\n"
 KEEP_ALIVE = b": keep-alive\n\n"
 
 Message = dict[str, Any] | Event
+ChunkSink = Callable[[bytes], bool]
+"""Writes a chunk of a client's stream now, or says False and writes nothing."""
+Push = Callable[[], bool]
+"""Writes the frames a live client has not had, or says False and writes nothing."""
 
 
 class Ring:
@@ -98,7 +110,8 @@ class Broadcast:
     It starts at the log's head (``acp.initialize``'s ``last_event_id``),
     so a client resuming from there needs no catch-up. Clients register a
     wake-up, set on every new frame, on the end (``ended``) and on
-    ``closing``.
+    ``closing``. A client waiting in ``live`` is pushed its new frames
+    instead, and woken only when its push fails.
     """
 
     def __init__(self, facade: Facade, partial: bool, closing: asyncio.Event) -> None:
@@ -109,6 +122,7 @@ class Broadcast:
         self.ended = False
         self._started = asyncio.Event()
         self.wakes: set[asyncio.Event] = set()
+        self.live: dict[asyncio.Event, Push] = {}  # a live client's wake-up -> its push
         self._loop = asyncio.get_running_loop()
         self._to_wake: deque[asyncio.Event] = deque()  # in order, each once
         self._queued: set[asyncio.Event] = set()
@@ -135,6 +149,7 @@ class Broadcast:
         finally:
             self.ended = True
             self._started.set()
+            self.live.clear()
             self._wake_all()
 
     async def started(self) -> Ring | None:
@@ -144,23 +159,33 @@ class Broadcast:
 
     async def _wake_on(self, closing: asyncio.Event) -> None:
         await closing.wait()
+        self.live.clear()
         self._wake_all()
 
     def _wake_all(self) -> None:
-        """Wake every client, a slice per turn of the loop: a whole round of
-        writes to hundreds of clients would hold up every request meanwhile."""
+        """Wake (or push to) every client, a slice per turn of the loop: a
+        whole round of writes to hundreds of clients would hold up every
+        request meanwhile. The first slice waits for the next turn, and a
+        push writes every frame its client has not had in one go, so the
+        frames of one moment (a result and its run's completion) cost each
+        client one write rather than one each."""
         idle = not self._to_wake
         for wake in self.wakes - self._queued:
             self._to_wake.append(wake)
         self._queued.update(self._to_wake)
         if idle and self._to_wake:
-            self._wake_slice()
+            self._loop.call_soon(self._wake_slice)
 
     def _wake_slice(self) -> None:
-        for _ in range(min(WAKE_SLICE, len(self._to_wake))):
+        woken, until = 0, time.perf_counter() + PUSH_SLICE
+        while self._to_wake and woken < WAKE_SLICE and time.perf_counter() < until:
             wake = self._to_wake.popleft()
             self._queued.discard(wake)
-            wake.set()
+            push = self.live.get(wake)
+            if push is None or not push():
+                self.live.pop(wake, None)
+                wake.set()
+                woken += 1
         if self._to_wake:
             self._loop.call_soon(self._wake_slice)
 
@@ -195,10 +220,16 @@ class FanOut:
 
 
 async def sse_frames(
-    fan_out: FanOut, after: int | None, keepalive: float, partial: bool = False
+    fan_out: FanOut,
+    after: int | None,
+    keepalive: float,
+    partial: bool = False,
+    direct: ChunkSink | None = None,
 ) -> AsyncIterator[bytes]:
     """SSE frames of the events after ``after`` (from now when None), with
-    keep-alive comments in between, until the stream ends or ``closing``."""
+    keep-alive comments in between, until the stream ends or ``closing``.
+    With ``direct``, the frames that come while this client is live go
+    through it instead, and are not yielded."""
     wake = asyncio.Event()
     async with fan_out.joined(partial, wake) as broadcast:
         ring = await broadcast.started()
@@ -206,6 +237,15 @@ async def sse_frames(
             return
         reader = _Reader(broadcast, ring, after, wake)
         quiet = _Quiet(keepalive, wake)
+
+        def push() -> bool:
+            if reader.at_head:  # its task took what came before it went live
+                return True
+            if direct is None or not reader.write_through(direct):
+                return False
+            quiet.sent()
+            return True
+
         try:
             yield CONNECTED  # in place: every event from here on will come
             while not broadcast.closing.is_set():
@@ -217,7 +257,12 @@ async def sse_frames(
                 elif reader.finished:
                     return
                 else:
-                    await wake.wait()
+                    if direct is not None and reader.at_head:
+                        broadcast.live[wake] = push
+                    try:
+                        await wake.wait()
+                    finally:
+                        broadcast.live.pop(wake, None)
         finally:
             quiet.cancel()
             await reader.aclose()
@@ -269,6 +314,24 @@ class _Reader:
         self.finished = False
         if after is not None:
             self._place()
+
+    @property
+    def at_head(self) -> bool:
+        """Sent every frame the ring holds, and reads on from the ring."""
+        return self._catch_up is None and self._seq == self._ring.end
+
+    def write_through(self, sink: ChunkSink) -> bool:
+        """Write the ring's frames from this client's position on through
+        ``sink``; False, the position kept, where the ring no longer holds
+        it or the sink refused (its task takes over)."""
+        while self._seq < self._ring.end:
+            if self._seq < self._ring.first:
+                return False
+            chunk, seq, last = self._ring.take(self._seq)
+            if not sink(chunk):
+                return False
+            self._seq, self._last = seq, last
+        return True
 
     def take(self) -> bytes | None:
         """The next chunk to send, if one is ready."""

@@ -14,6 +14,11 @@ The protocol is uvicorn's httptools one (llhttp): writing a burst's events
 to 500 subscribers, h11's pure-Python framing cost the server ~13 % more
 CPU (ADR 0035). llhttp sets no bound on a request's head, which h11 did
 (16 KiB), hence ``MAX_HEAD_BYTES``.
+
+Each request's scope also carries a ``ChunkWriter`` (``CHUNK_WRITER``): the
+event stream writes a frame shared by hundreds of subscribers straight to
+each connection with it, rather than through a task and ASGI ``send`` per
+subscriber (ADR 0035).
 """
 
 from __future__ import annotations
@@ -24,12 +29,14 @@ import os
 import time
 from typing import Any, ClassVar
 
-from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
+from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol, RequestResponseCycle
 
 log = logging.getLogger(__name__)
 
 MAX_HEAD_BYTES = 64 * 1024
 """Bytes a connection may send before its request's headers are complete."""
+CHUNK_WRITER = "acp.chunk_writer"
+"""The extension (in a scope's ``extensions``) whose ``write`` is the request's ``ChunkWriter``."""
 _TOO_LARGE = (
     b"HTTP/1.1 431 Request Header Fields Too Large\r\n"
     b"content-length: 0\r\nconnection: close\r\n\r\n"
@@ -94,6 +101,9 @@ class GuardedHttp(HttpToolsProtocol):
     def on_headers_complete(self) -> None:
         super().on_headers_complete()
         self._in_body = True
+        if self.cycle is not None and self.cycle.scope is self.scope:  # not an upgrade
+            writer: dict[object, object] = {"write": ChunkWriter(self.cycle)}  # a dict (ASGI)
+            self.scope.setdefault("extensions", {})[CHUNK_WRITER] = writer
 
     def on_message_complete(self) -> None:
         super().on_message_complete()
@@ -130,6 +140,32 @@ class GuardedHttp(HttpToolsProtocol):
     def _drop(self) -> None:
         self._stop_waiting()
         self.transport.abort()  # at once: the point is to free the descriptor
+
+
+class ChunkWriter:
+    """Writes a chunk of a response's body straight to its connection, as
+    uvicorn's ``send`` would frame it. It writes nothing and says False
+    whenever the chunk must go through ``send`` instead: the response not
+    started, over or not chunked, the peer gone, or its buffer full
+    (``send`` waits for that to drain; nothing here can)."""
+
+    __slots__ = ("_cycle",)
+
+    def __init__(self, cycle: RequestResponseCycle) -> None:
+        self._cycle = cycle
+
+    def __call__(self, chunk: bytes) -> bool:
+        cycle = self._cycle
+        if (
+            not cycle.response_started
+            or cycle.response_complete
+            or not cycle.chunked_encoding
+            or cycle.disconnected
+            or cycle.flow.write_paused
+        ):
+            return False
+        cycle.transport.write(b"%x\r\n%b\r\n" % (len(chunk), chunk))
+        return True
 
 
 def guarded_protocol(max_connections: int, header_timeout: float) -> type[GuardedHttp]:

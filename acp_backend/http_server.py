@@ -37,7 +37,7 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 
 from acp_backend.event_stream import FanOut, sse_frames
 from acp_backend.facade import BackendFacade
-from acp_backend.http_guard import connection_cap, guarded_protocol
+from acp_backend.http_guard import CHUNK_WRITER, connection_cap, guarded_protocol
 from acp_backend.rpc import handle_body
 from acp_client import heap, jsonrpc, threads
 from acp_client.discovery import (
@@ -123,7 +123,8 @@ def create_app(
             )
         after = int(raw_after) if raw_after else None
         partial = request.query_params.get("partial") == "1"  # ADR 0017
-        stream = sse_frames(fan_out, after, keepalive_interval, partial)
+        direct = request.scope.get("extensions", {}).get(CHUNK_WRITER, {}).get("write")
+        stream = sse_frames(fan_out, after, keepalive_interval, partial, direct)
         return StreamingResponse(
             stream,
             media_type="text/event-stream",

@@ -1,6 +1,7 @@
-"""The SSE fan-out over real HTTP: a subscriber that stops reading holds
+"""The SSE fan-out over real HTTP: subscribers that keep up are written
+straight through their connections; a subscriber that stops reading holds
 back no other and later gets every event; a resume inside what the server
-holds in memory is exact (ADR 0028)."""
+holds in memory is exact (ADR 0028, 0035)."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ import asyncio
 import json
 import socket
 import sys
+from collections import Counter
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
@@ -16,6 +18,7 @@ import pytest
 from conftest import LiveServer
 
 from acp_backend import event_stream
+from acp_backend.http_guard import ChunkWriter
 from acp_client.client import AcpClient
 from acp_client.events import Event, ValidationCompleted
 from acp_client.transport.http import HttpTransport
@@ -94,6 +97,43 @@ async def collected(events: AsyncIterator[Event | dict[str, Any]], into: list[Ev
 
 def ids(events: list[Event]) -> list[int]:
     return [event.event_id for event in events]
+
+
+def direct_frames(monkeypatch: pytest.MonkeyPatch) -> Counter[int]:
+    """Frames written through each connection's ``ChunkWriter``, by writer."""
+    frames: Counter[int] = Counter()
+    write = ChunkWriter.__call__
+
+    def counted(writer: ChunkWriter, chunk: bytes) -> bool:
+        written = write(writer, chunk)
+        frames[id(writer)] += chunk.count(b"\n\n") if written else 0
+        return written
+
+    monkeypatch.setattr(ChunkWriter, "__call__", counted)
+    return frames
+
+
+async def test_readers_that_keep_up_are_written_straight_through_their_connections(
+    live_server: LiveServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    direct = direct_frames(monkeypatch)
+    async with AcpClient(HttpTransport(live_server.url, token=live_server.token)) as client:
+        head = await client.last_event_id() or 0
+        reader = HttpTransport(live_server.url, token=live_server.token)
+        received: list[list[Event]] = [[], [], []]
+        following = [asyncio.create_task(collected(reader.events(after=head), r)) for r in received]
+        await register(client, tmp_path / "r0")
+        await until(lambda: all(len(r) == 1 for r in received), WAIT)  # each one live
+        for n in range(1, 6):
+            await register(client, tmp_path / f"r{n}")
+        await until(lambda: all(len(r) == 6 for r in received), WAIT)
+        await asyncio.sleep(0.2)  # room for a duplicate to show up
+        for task in following:
+            task.cancel()
+        await asyncio.gather(*following, return_exceptions=True)
+        await reader.aclose()
+    assert [ids(r) for r in received] == [list(range(head + 1, head + 7))] * 3
+    assert sorted(direct.values()) == [5, 5, 5]  # each event after the first, to each reader
 
 
 async def test_a_reader_that_stops_reading_holds_back_no_other_and_then_gets_every_event(

@@ -1,6 +1,7 @@
 """The SSE fan-out over the real facade: each event encoded once for every
 subscriber, a subscriber that reads nothing holding back no other and
-catching up from the log, resumes, partial results and closing (ADR 0028)."""
+catching up from the log, resumes, partial results, live subscribers
+written through their sink, and closing (ADR 0028, 0035)."""
 
 from __future__ import annotations
 
@@ -19,6 +20,7 @@ from acp_backend.facade import BackendFacade
 from acp_client.events import PlanApplied, ValidationResultEvent
 from acp_client.models import Finding, Location, ValidationMode, ValidationResult
 from tests.support.encodings import counting_encodings
+from tests.support.waiting import until
 
 Frames = AsyncIterator[bytes]
 WAIT = 10.0
@@ -173,6 +175,56 @@ async def test_partial_results_go_to_those_who_asked_and_the_whole_to_the_others
         await stream.aclose()
 
 
+class Sink:
+    """A live subscriber's connection as the broadcast writes to it: the
+    chunks it took, and whether it takes more (a full socket buffer does not)."""
+
+    def __init__(self) -> None:
+        self.chunks: list[bytes] = []
+        self.taking = True
+
+    def __call__(self, chunk: bytes) -> bool:
+        if self.taking:
+            self.chunks.append(chunk)
+        return self.taking
+
+    def ids(self) -> list[int]:
+        return frame_ids(b"".join(self.chunks))
+
+
+def frame_ids(chunk: bytes) -> list[int]:
+    frames = chunk.decode().split("\n\n")
+    return [int(frame[4:].split("\n")[0]) for frame in frames if frame.startswith("id: ")]
+
+
+async def test_a_live_subscriber_is_written_through_its_sink_and_its_task_takes_over_when_refused(
+    facade: BackendFacade, fan_out: FanOut
+) -> None:
+    sink = Sink()
+    stream = await subscribed(
+        sse_frames(fan_out, facade.services.events.last_id(), 15.0, False, sink)
+    )
+    yielded = asyncio.ensure_future(anext(stream))  # waiting: live from here
+    direct = publish(facade, 3)
+    await until(lambda: sink.ids() == direct, WAIT, "the frames did not go through the sink")
+    assert not yielded.done()  # none of them came the other way
+    sink.taking = False  # its buffer is full: the task writes (and waits) instead
+    refused = publish(facade, 2)
+    async with asyncio.timeout(WAIT):
+        taken = frame_ids(await yielded)
+    taken += ids(await events(stream, len(refused) - len(taken)))
+    assert taken == refused
+    sink.taking = True  # drained: live again once its task has nothing to send
+    yielded = asyncio.ensure_future(anext(stream))
+    again = publish(facade, 2)
+    await until(lambda: sink.ids() == direct + again, WAIT, "not live again")
+    assert not yielded.done()
+    yielded.cancel()  # the client goes: its stream ends where it waits
+    await asyncio.gather(yielded, return_exceptions=True)
+    await stream.aclose()
+    assert fan_out._live == {}
+
+
 async def test_a_quiet_stream_gets_keep_alives_and_a_busy_one_none(
     facade: BackendFacade, fan_out: FanOut
 ) -> None:
@@ -191,7 +243,11 @@ async def test_closing_ends_every_stream_and_its_broadcast(
     facade: BackendFacade, fan_out: FanOut, closing: asyncio.Event
 ) -> None:
     head = facade.services.events.last_id()
-    streams = [await subscribed(sse_frames(fan_out, head, 15.0, n % 2 == 0)) for n in range(4)]
+    sinks = [Sink() for _ in range(4)]
+    streams = [
+        await subscribed(sse_frames(fan_out, head, 15.0, n % 2 == 0, sinks[n] if n < 2 else None))
+        for n in range(4)
+    ]  # live ones and others, of both kinds
     publish(facade, 1)
     readers = [asyncio.create_task(drain(stream)) for stream in streams]
     await asyncio.sleep(0.1)

@@ -1,6 +1,7 @@
 """``GuardedHttp`` byte by byte: what counts towards a request's head cap
 when a refused body is still arriving, fed to the protocol in chunks whose
-boundaries the test chooses (a socket would choose them at random).
+boundaries the test chooses (a socket would choose them at random); and the
+``ChunkWriter`` it gives each request, on the wire.
 
 ``tests/integration/test_serve_limits.py`` covers the same over a real socket."""
 
@@ -12,7 +13,7 @@ from typing import Any
 from uvicorn.config import Config
 from uvicorn.server import ServerState
 
-from acp_backend.http_guard import MAX_HEAD_BYTES, guarded_protocol
+from acp_backend.http_guard import CHUNK_WRITER, MAX_HEAD_BYTES, GuardedHttp, guarded_protocol
 
 
 async def refuse_unread(scope: Any, receive: Any, send: Any) -> None:
@@ -60,10 +61,28 @@ async def settle() -> None:
         await asyncio.sleep(0)
 
 
-async def test_the_rest_of_a_refused_body_is_not_counted_as_the_next_head() -> None:
-    protocol = guarded_protocol(max_connections=8, header_timeout=30.0)(
-        Config(app=refuse_unread, lifespan="off"), ServerState(), {}
+def connection(app: Any) -> GuardedHttp:
+    return guarded_protocol(max_connections=8, header_timeout=30.0)(
+        Config(app=app, lifespan="off"), ServerState(), {}
     )
+
+
+def dechunked(body: bytes) -> bytes:
+    """A whole chunked body's data; fails on a framing error."""
+    data, at = bytearray(), 0
+    while True:
+        line_end = body.index(b"\r\n", at)
+        size = int(body[at:line_end], 16)
+        assert body[line_end + 2 + size : line_end + 4 + size] == b"\r\n"
+        data += body[line_end + 2 : line_end + 2 + size]
+        at = line_end + 4 + size
+        if size == 0:
+            assert at == len(body)
+            return bytes(data)
+
+
+async def test_the_rest_of_a_refused_body_is_not_counted_as_the_next_head() -> None:
+    protocol = connection(refuse_unread)
     wire = Wire()
     protocol.connection_made(wire)
     length = 4 * MAX_HEAD_BYTES
@@ -86,3 +105,58 @@ async def test_the_rest_of_a_refused_body_is_not_counted_as_the_next_head() -> N
     protocol.data_received(b"GET /z HTTP/1.1\r\n" + b"X-Filler: " + b"a" * (MAX_HEAD_BYTES + 1))
     assert wire.closed and b"431" in wire.sent
     protocol.connection_lost(None)
+
+
+async def test_a_chunk_writer_frames_as_send_does_and_refuses_where_send_would_wait() -> None:
+    said: dict[str, bool] = {}
+
+    async def stream(scope: Any, receive: Any, send: Any) -> None:
+        write = scope["extensions"][CHUNK_WRITER]["write"]
+        said["before the head"] = write(b"early")
+        await send({"type": "http.response.start", "status": 200, "headers": []})
+        said["streaming"] = write(b"abc")
+        protocol.pause_writing()  # the peer's buffer is full: send would wait for it
+        said["paused"] = write(b"held")
+        protocol.resume_writing()
+        await send({"type": "http.response.body", "body": b"de", "more_body": True})
+        said["resumed"] = write(b"fgh")
+        await send({"type": "http.response.body", "body": b"", "more_body": False})
+        said["after the end"] = write(b"late")
+
+    protocol = connection(stream)
+    wire = Wire()
+    protocol.connection_made(wire)
+    protocol.data_received(b"GET /events HTTP/1.1\r\nHost: x\r\n\r\n")
+    await settle()
+    assert said == {
+        "before the head": False,
+        "streaming": True,
+        "paused": False,
+        "resumed": True,
+        "after the end": False,
+    }
+    head, body = bytes(wire.sent).split(b"\r\n\r\n", 1)
+    assert b"transfer-encoding: chunked" in head
+    assert dechunked(body) == b"abcdefgh"
+    protocol.connection_lost(None)
+
+
+async def test_a_chunk_writer_writes_nothing_once_its_peer_is_gone() -> None:
+    gone = asyncio.Event()
+    said: list[bool] = []
+
+    async def stream(scope: Any, receive: Any, send: Any) -> None:
+        await send({"type": "http.response.start", "status": 200, "headers": []})
+        await gone.wait()
+        said.append(scope["extensions"][CHUNK_WRITER]["write"](b"to no one"))
+
+    protocol = connection(stream)
+    wire = Wire()
+    protocol.connection_made(wire)
+    protocol.data_received(b"GET /events HTTP/1.1\r\nHost: x\r\n\r\n")
+    await settle()
+    written = len(wire.sent)
+    protocol.connection_lost(None)
+    gone.set()
+    await settle()
+    assert said == [False] and len(wire.sent) == written
