@@ -17,7 +17,7 @@ A client that has been sent every frame the ring holds, and whose server
 gave it a ``ChunkSink``, waits as *live*: where another client's task would
 be woken, the broadcast writes the new frames to it straight through the
 sink, and hands it back to its own task (which writes through ASGI ``send``
-and so waits for a slow peer) only when the sink refuses them (ADR 0035).
+and so waits for a slow peer) only when the sink refuses them (ADR 0036).
 """
 
 from __future__ import annotations

@@ -18,7 +18,7 @@ CPU (ADR 0035). llhttp sets no bound on a request's head, which h11 did
 Each request's scope also carries a ``ChunkWriter`` (``CHUNK_WRITER``): the
 event stream writes a frame shared by hundreds of subscribers straight to
 each connection with it, rather than through a task and ASGI ``send`` per
-subscriber (ADR 0035).
+subscriber (ADR 0036).
 """
 
 from __future__ import annotations
