@@ -22,6 +22,7 @@ from acp_backend.http_guard import ChunkWriter
 from acp_client.client import AcpClient
 from acp_client.events import Event, ValidationCompleted
 from acp_client.transport.http import HttpTransport
+from tests.support.chunked import dechunked
 from tests.support.encodings import counting_encodings
 from tests.support.waiting import until
 
@@ -64,16 +65,6 @@ class StalledReader:
         return [
             int(frame[4:].split("\n")[0]) for frame in body.split("\n\n") if frame[:4] == "id: "
         ]
-
-
-def dechunked(body: bytes) -> bytes:
-    """A chunked body's data (its last chunk may be cut short)."""
-    data, at = bytearray(), 0
-    while (line_end := body.find(b"\r\n", at)) > at:
-        size = int(body[at:line_end], 16)
-        data += body[line_end + 2 : line_end + 2 + size]
-        at = line_end + 2 + size + 2
-    return bytes(data)
 
 
 async def register(client: AcpClient, path: Path) -> str:

@@ -14,6 +14,7 @@ from uvicorn.config import Config
 from uvicorn.server import ServerState
 
 from acp_backend.http_guard import CHUNK_WRITER, MAX_HEAD_BYTES, GuardedHttp, guarded_protocol
+from tests.support.chunked import dechunked
 
 
 async def refuse_unread(scope: Any, receive: Any, send: Any) -> None:
@@ -65,20 +66,6 @@ def connection(app: Any) -> GuardedHttp:
     return guarded_protocol(max_connections=8, header_timeout=30.0)(
         Config(app=app, lifespan="off"), ServerState(), {}
     )
-
-
-def dechunked(body: bytes) -> bytes:
-    """A whole chunked body's data; fails on a framing error."""
-    data, at = bytearray(), 0
-    while True:
-        line_end = body.index(b"\r\n", at)
-        size = int(body[at:line_end], 16)
-        assert body[line_end + 2 + size : line_end + 4 + size] == b"\r\n"
-        data += body[line_end + 2 : line_end + 2 + size]
-        at = line_end + 4 + size
-        if size == 0:
-            assert at == len(body)
-            return bytes(data)
 
 
 async def test_the_rest_of_a_refused_body_is_not_counted_as_the_next_head() -> None:
@@ -137,7 +124,7 @@ async def test_a_chunk_writer_frames_as_send_does_and_refuses_where_send_would_w
     }
     head, body = bytes(wire.sent).split(b"\r\n\r\n", 1)
     assert b"transfer-encoding: chunked" in head
-    assert dechunked(body) == b"abcdefgh"
+    assert dechunked(body, whole=True) == b"abcdefgh"
     protocol.connection_lost(None)
 
 
