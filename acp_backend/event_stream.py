@@ -237,15 +237,7 @@ async def sse_frames(
             return
         reader = _Reader(broadcast, ring, after, wake)
         quiet = _Quiet(keepalive, wake)
-
-        def push() -> bool:
-            if reader.at_head:  # its task took what came before it went live
-                return True
-            if direct is None or not reader.write_through(direct):
-                return False
-            quiet.sent()
-            return True
-
+        push = None if direct is None else _pusher(reader, quiet, direct)
         try:
             yield CONNECTED  # in place: every event from here on will come
             while not broadcast.closing.is_set():
@@ -257,7 +249,7 @@ async def sse_frames(
                 elif reader.finished:
                     return
                 else:
-                    if direct is not None and reader.at_head:
+                    if push is not None and reader.at_head:
                         broadcast.live[wake] = push
                     try:
                         await wake.wait()
@@ -266,6 +258,20 @@ async def sse_frames(
         finally:
             quiet.cancel()
             await reader.aclose()
+
+
+def _pusher(reader: _Reader, quiet: _Quiet, sink: ChunkSink) -> Push:
+    """A live client's push: what it has not had, through ``sink``."""
+
+    def push() -> bool:
+        if reader.at_head:  # its task took what came before it went live
+            return True
+        if not reader.write_through(sink):
+            return False
+        quiet.sent()
+        return True
+
+    return push
 
 
 class _Quiet:
