@@ -40,6 +40,14 @@ IN_PROCESS_OUTPUT = 32 * 1024
 child, when no user pattern reads them: a few milliseconds of linear work,
 less than the fork and the transfer would cost."""
 _LINEAR_FORMATS = (OutputFormat.SARIF, OutputFormat.ACP_JSON, OutputFormat.JSON)
+LINEAR_PATTERNS = frozenset(
+    {DEFAULT_PATTERN.pattern}
+    | {preset.fields["pattern"] for preset in PRESETS.values() if "pattern" in preset.fields}
+)
+"""The patterns a small output is read with here: the default and the
+presets' own, each shown to take linear time on adversarial lines by a unit
+test. Any other pattern (the user's) may backtrack for ages, and a match
+can be stopped only by killing the process it runs in: a forked child."""
 _TAIL_LINES = 10
 _TAIL_CHARS = 2000
 _LEVEL_ORDER = (SeverityHint.HINT, SeverityHint.INFO, SeverityHint.WARNING, SeverityHint.ERROR)
@@ -203,8 +211,8 @@ async def judge_bounded(
 def _small_and_linear(config: ValidationConfig, process: ProcessOutcome) -> bool:
     if len(process.stdout) + len(process.stderr) > IN_PROCESS_OUTPUT:
         return False
-    if config.format is OutputFormat.PATTERN:  # a preset's or the user's may backtrack
-        return config.pattern.pattern == DEFAULT_PATTERN.pattern
+    if config.format is OutputFormat.PATTERN:
+        return config.pattern.pattern in LINEAR_PATTERNS
     return config.format in _LINEAR_FORMATS
 
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+import re
 import time
 from dataclasses import replace
 from datetime import UTC, datetime
@@ -16,9 +17,15 @@ import pytest
 
 from acp_backend.validation import isolation
 from acp_backend.validation.config import DEFAULT_PATTERN
-from acp_backend.validation.raw import MAX_MESSAGE
+from acp_backend.validation.presets import PRESETS
+from acp_backend.validation.raw import MAX_LINE, MAX_MESSAGE
 from acp_backend.validation.runner import Ending, ProcessOutcome
-from acp_backend.validation.validator import IN_PROCESS_OUTPUT, judge, judge_bounded
+from acp_backend.validation.validator import (
+    IN_PROCESS_OUTPUT,
+    LINEAR_PATTERNS,
+    judge,
+    judge_bounded,
+)
 from acp_client.models import ResultOutcome
 from tests.unit.validation.validation_helpers import declared
 
@@ -34,6 +41,71 @@ def test_the_default_pattern_is_linear_on_long_runs_of_spaces() -> None:
     match = DEFAULT_PATTERN.search(line)
     assert time.perf_counter() - began < 0.1
     assert match is not None and match["path"] == "f.py"
+
+
+# Lines each pattern read in process matches (GNU, flake8, tsc, yamllint,
+# ripgrep): the adversarial lines below are their prefixes run on.
+SAMPLE_LINES = (
+    "f.py:1:5:1:5: error: Bad thing  [assignment]",
+    "f.py:1:5: E501 line too long (89 > 79 characters)",
+    "src/a.ts(3,7): error TS2322: Type 'string' is not assignable to type 'number'.",
+    'a.yaml:1:1: [warning] missing document start "---" (document-start)',
+    "f.py:2:3:    # TODO: later",
+)
+
+
+def adversarial_lines(sample: str) -> list[str]:
+    """Each prefix of ``sample`` (up to a separator) followed by one of its
+    characters or pairs of characters repeated to a whole line's length
+    (``MAX_LINE``), as it is and ending in a character that fails the
+    match: where a pattern with nested or overlapping repeats backtracks."""
+    units = {sample[i : i + size] for size in (1, 2) for i in range(len(sample) - size + 1)}
+    units |= {" ", "\t", "(", "[", ":", "0"}
+    prefixes = {
+        sample[:k]
+        for k in range(len(sample) + 1)
+        if k in (0, len(sample)) or sample[k - 1] in " :([,"
+    }
+    runs = [
+        (prefix + unit * (MAX_LINE // len(unit)))[:MAX_LINE]
+        for prefix in prefixes
+        for unit in units
+    ]
+    return runs + [run[:-1] + "!" for run in runs]  # and a last character that fails the match
+
+
+NAMED_PATTERNS = {
+    "default": DEFAULT_PATTERN.pattern,
+    **{
+        name: preset.fields["pattern"]
+        for name, preset in PRESETS.items()
+        if "pattern" in preset.fields
+    },
+}
+
+
+def test_the_patterns_read_in_process_are_the_default_and_the_presets() -> None:
+    assert len(NAMED_PATTERNS) > 1 and set(NAMED_PATTERNS.values()) == LINEAR_PATTERNS
+
+
+@pytest.mark.parametrize("pattern", NAMED_PATTERNS.values(), ids=NAMED_PATTERNS.keys())
+def test_every_pattern_read_in_process_takes_linear_time(pattern: str) -> None:
+    """A small output is read in the backend's own process when its pattern
+    is one of these (the default's, a preset's), where nothing could stop a
+    runaway match. A line of 16,000 characters takes ~0.1 ms with a linear
+    pattern and about a second with a quadratic one; the bound between."""
+    compiled = re.compile(pattern)
+    samples = [sample for sample in SAMPLE_LINES if compiled.search(sample)]
+    assert samples, f"add a line {pattern!r} matches to SAMPLE_LINES"
+    slowest, worst = 0.0, ""
+    for sample in samples:
+        for line in adversarial_lines(sample):
+            began = time.perf_counter()
+            compiled.search(line)
+            took = time.perf_counter() - began
+            if took > slowest:
+                slowest, worst = took, line
+    assert slowest < 0.05, f"{slowest:.3f} s on {worst[:80]!r}..."
 
 
 def test_the_default_pattern_still_splits_severity_and_code(tmp_path: Path) -> None:
@@ -96,6 +168,7 @@ async def test_parsing_happens_in_a_process_of_its_own(
         ),
         "big": ('format = "pattern"', line * (IN_PROCESS_OUTPUT // len(line) + 1)),
         "small": ('format = "pattern"', line),
+        "preset": ('preset = "todo"', "f.py:1:1: TODO\n"),
         "sarif": ('format = "sarif"', '{"version": "2.1.0", "runs": []}'),
     }
     for name, (body, output) in cases.items():
@@ -103,7 +176,8 @@ async def test_parsing_happens_in_a_process_of_its_own(
         verdict = await judge_bounded(config, exited(output), tmp_path, 100, datetime.now(UTC))
         assert verdict.outcome is ResultOutcome.COMPLETED, verdict.message
     # A user's pattern, or more than a save's output: a forked child. A
-    # small output read by a linear parser: here, with no fork to pay for.
+    # small output read by a linear parser (a preset's pattern is one): here,
+    # with no fork to pay for.
     assert isolated == ["user", "big"]
 
 
