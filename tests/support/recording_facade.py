@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import time
 from collections.abc import AsyncIterator, Mapping
 from pathlib import Path
 from typing import Any
@@ -29,8 +30,7 @@ class RecordingFacade:
         self.record = record
 
     async def dispatch(self, method: str, params: Mapping[str, Any] | None) -> Any:
-        with self.record.open("a", encoding="utf-8") as out:
-            out.write(json.dumps({"method": method, "params": dict(params or {})}) + "\n")
+        write_call(self.record, method, params)
         return await self.inner.dispatch(method, params)
 
     def subscribe(self, after: int | None = None) -> AsyncIterator[dict[str, Any]]:
@@ -59,14 +59,12 @@ class HeldInspectFacade(RecordingFacade):
     async def dispatch(self, method: str, params: Mapping[str, Any] | None) -> Any:
         if method != "context.inspect":
             return await super().dispatch(method, params)
-        with self.record.open("a", encoding="utf-8") as out:
-            out.write(json.dumps({"method": method, "params": dict(params or {})}) + "\n")
+        write_call(self.record, method, params)
         try:
             while not (self.record.parent / INSPECT_GATE_FILE).exists():  # noqa: ASYNC110
                 await asyncio.sleep(0.02)
         except asyncio.CancelledError:
-            with self.record.open("a", encoding="utf-8") as out:
-                out.write(json.dumps({"method": "cancelled", "params": {}}) + "\n")
+            write_call(self.record, "cancelled", {})
             raise
         return await self.inner.dispatch(method, params)
 
@@ -94,11 +92,29 @@ def open_gate(data_dir: Path) -> None:
     (data_dir / GATE_FILE).touch()
 
 
-def recorded_calls(data_dir: Path) -> list[dict[str, Any]]:
+def write_call(record: Path, method: str, params: Mapping[str, Any] | None) -> None:
+    """One call written down, with when it came (``time.monotonic``, the
+    same clock in the test's process as in the server's)."""
+    call = {"method": method, "params": dict(params or {}), "at": time.monotonic()}
+    with record.open("a", encoding="utf-8") as out:
+        out.write(json.dumps(call) + "\n")
+
+
+def _calls(data_dir: Path) -> list[dict[str, Any]]:
     path = data_dir / CALLS_FILE
     if not path.exists():
         return []
     return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
+
+
+def recorded_calls(data_dir: Path) -> list[dict[str, Any]]:
+    """Each call's method and params, in order."""
+    return [{"method": c["method"], "params": c["params"]} for c in _calls(data_dir)]
+
+
+def call_times(data_dir: Path, method: str) -> list[float]:
+    """When each call of ``method`` came, in order (``time.monotonic``)."""
+    return [c["at"] for c in _calls(data_dir) if c["method"] == method]
 
 
 class LimitedFacade(RecordingFacade):
