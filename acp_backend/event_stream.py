@@ -32,7 +32,8 @@ from collections import deque
 from collections.abc import AsyncGenerator, AsyncIterator, Callable
 from typing import Any
 
-from acp_client.events import Event
+from acp_client.events import Event, ValidationResultEvent
+from acp_client.models import ValidationResult
 from acp_client.transport import Facade, subscribe
 
 log = logging.getLogger(__name__)
@@ -51,6 +52,13 @@ ChunkSink = Callable[[bytes], bool]
 """Writes a chunk of a client's stream now, or says False and writes nothing."""
 Push = Callable[[], bool]
 """Writes the frames a live client has not had, or says False and writes nothing."""
+StoredJson = Callable[[ValidationResult], str | None]
+"""A result's JSON as its backend stored it, if it still has it at hand."""
+
+
+def nothing_stored(_: ValidationResult) -> str | None:
+    """A backend that keeps no result's JSON at hand."""
+    return None
 
 
 class Ring:
@@ -114,8 +122,15 @@ class Broadcast:
     instead, and woken only when its push fails.
     """
 
-    def __init__(self, facade: Facade, partial: bool, closing: asyncio.Event) -> None:
+    def __init__(
+        self,
+        facade: Facade,
+        partial: bool,
+        closing: asyncio.Event,
+        stored_json: StoredJson,
+    ) -> None:
         self.facade = facade
+        self._stored_json = stored_json
         self.partial = partial
         self.closing = closing
         self.ring: Ring | None = None
@@ -139,7 +154,7 @@ class Broadcast:
             stream = subscribe(self.facade, head, self.partial)
             try:
                 async for message in stream:
-                    event_id, frame = _encoded(message)
+                    event_id, frame = _encoded(message, self._stored_json)
                     ring.append(ring.head if event_id is None else event_id, frame)
                     self._wake_all()
             finally:
@@ -198,16 +213,23 @@ class Broadcast:
 class FanOut:
     """The app's broadcasts: one per kind of stream while it has clients."""
 
-    def __init__(self, facade: Facade, closing: asyncio.Event) -> None:
+    def __init__(
+        self, facade: Facade, closing: asyncio.Event, stored_json: StoredJson = nothing_stored
+    ) -> None:
+        """``stored_json``: a whole result's JSON as the backend stored it,
+        sent as it is rather than written again (``Store.stream_bodies``)."""
         self._facade = facade
         self._closing = closing
+        self._stored_json = stored_json
         self._live: dict[bool, Broadcast] = {}
 
     @contextlib.asynccontextmanager
     async def joined(self, partial: bool, wake: asyncio.Event) -> AsyncIterator[Broadcast]:
         broadcast = self._live.get(partial)
         if broadcast is None or broadcast.ended:  # an ended one is replaced for newcomers
-            broadcast = self._live[partial] = Broadcast(self._facade, partial, self._closing)
+            broadcast = self._live[partial] = Broadcast(
+                self._facade, partial, self._closing, self._stored_json
+            )
         broadcast.wakes.add(wake)
         try:
             yield broadcast
@@ -435,9 +457,22 @@ async def _aclose(stream: AsyncIterator[Message]) -> None:
         await stream.aclose()
 
 
-def _encoded(message: Message) -> tuple[int | None, bytes]:
+def _encoded(
+    message: Message, stored_json: StoredJson = nothing_stored
+) -> tuple[int | None, bytes]:
     """A message's event id and its frame, as the bytes written to every client."""
-    return _event_id(message), _sse_frame(message).encode()
+    return _event_id(message), _sse_frame(message, stored_json).encode()
+
+
+def _params_json(event: Event, stored_json: StoredJson) -> str:
+    """An event's params; a result the backend stored as it is goes in as
+    that JSON (the same fields: ``store.result_body``), last."""
+    if isinstance(event, ValidationResultEvent):
+        body = stored_json(event.result)
+        if body is not None:
+            rest = event.model_dump_json(exclude_defaults=True, exclude={"result"})
+            return f'{rest[:-1]}{"," if rest != "{}" else ""}"result":{body}}}'
+    return event.model_dump_json(exclude_defaults=True)  # optional fields: schema
 
 
 def _event_id(message: Message) -> int | None:
@@ -448,9 +483,9 @@ def _event_id(message: Message) -> int | None:
     return event_id if isinstance(event_id, int) else None
 
 
-def _sse_frame(message: Message) -> str:
+def _sse_frame(message: Message, stored_json: StoredJson = nothing_stored) -> str:
     if isinstance(message, Event):  # pydantic writes the JSON: no dict in between
-        params_json = message.model_dump_json(exclude_defaults=True)  # optional fields: schema
+        params_json = _params_json(message, stored_json)
         data = f'{{"jsonrpc":"2.0","method":{json.dumps(message.method)},"params":{params_json}}}'
         return f"id: {message.event_id}\ndata: {data}\n\n"
     event_id = _event_id(message)

@@ -35,7 +35,7 @@ from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from acp_backend.event_stream import FanOut, sse_frames
+from acp_backend.event_stream import FanOut, StoredJson, nothing_stored, sse_frames
 from acp_backend.facade import BackendFacade
 from acp_backend.http_guard import CHUNK_WRITER, connection_cap, guarded_protocol
 from acp_backend.rpc import handle_body
@@ -86,9 +86,14 @@ def create_app(
     keepalive_interval: float = KEEPALIVE_INTERVAL,
     max_body_bytes: int = MAX_BODY_BYTES,
 ) -> Starlette:
-    """The ASGI app. ``app.state.closing`` ends every event stream when set."""
+    """The ASGI app. ``app.state.closing`` ends every event stream when set.
+    With the reference backend, a result's event carries the JSON its store
+    wrote, rather than its findings written again (``Store.stream_bodies``)."""
     closing = asyncio.Event()
-    fan_out = FanOut(facade, closing)
+    stored_json: StoredJson = nothing_stored
+    if isinstance(facade, BackendFacade):
+        stored_json = facade.services.store.stream_bodies()
+    fan_out = FanOut(facade, closing, stored_json)
 
     async def health(_: Request) -> Response:
         return JSONResponse({"status": "ok"})

@@ -17,10 +17,10 @@ from typing import Any
 import pytest
 from conftest import LiveServer
 
-from acp_backend import event_stream
+from acp_backend import event_stream, store
 from acp_backend.http_guard import ChunkWriter
 from acp_client.client import AcpClient
-from acp_client.events import Event, ValidationCompleted
+from acp_client.events import Event, ValidationCompleted, ValidationResultEvent
 from acp_client.transport.http import HttpTransport
 from tests.support.chunked import dechunked
 from tests.support.encodings import counting_encodings
@@ -125,6 +125,38 @@ async def test_readers_that_keep_up_are_written_straight_through_their_connectio
         await reader.aclose()
     assert [ids(r) for r in received] == [list(range(head + 1, head + 7))] * 3
     assert sorted(direct.values()) == [5, 5, 5]  # each event after the first, to each reader
+
+
+async def test_a_result_event_carries_the_json_the_store_wrote(
+    live_server: LiveServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Its findings are not written to JSON a second time on the server's
+    loop: the store's text is marked here, and the event carries the mark."""
+    write = store.result_body
+    monkeypatch.setattr(
+        store,
+        "result_body",
+        lambda result: write(result).replace('"validation":"many"', '"validation":"stored"', 1),
+    )
+    (tmp_path / "p").mkdir()
+    (tmp_path / "p" / "acp.toml").write_text(TOML, encoding="utf-8")
+    (tmp_path / "p" / "a.py").write_text("x = 1\n" * 9, encoding="utf-8")
+    async with AcpClient(HttpTransport(live_server.url, token=live_server.token)) as client:
+        resource = await register(client, tmp_path / "p")
+        head = await client.last_event_id() or 0
+        reader = HttpTransport(live_server.url, token=live_server.token)
+        received: list[Event] = []
+        following = asyncio.create_task(collected(reader.events(after=head), received))
+        try:
+            await client.validation_run(resource)
+            await until(lambda: completions(received) == 1, WAIT)
+        finally:
+            following.cancel()
+            await asyncio.gather(following, return_exceptions=True)
+            await reader.aclose()
+    (sent,) = [event for event in received if isinstance(event, ValidationResultEvent)]
+    assert sent.result.validation == "stored"
+    assert len(sent.result.findings) == FINDINGS
 
 
 async def test_a_reader_that_stops_reading_holds_back_no_other_and_then_gets_every_event(

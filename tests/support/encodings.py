@@ -14,9 +14,9 @@ def counting_encodings(monkeypatch: pytest.MonkeyPatch) -> list[int]:
     encoded: list[int] = []
     encode = event_stream._sse_frame
 
-    def counted(message: Any) -> str:
+    def counted(message: Any, *rest: Any) -> str:
         encoded.append(message.event_id)
-        return encode(message)
+        return encode(message, *rest)
 
     monkeypatch.setattr(event_stream, "_sse_frame", counted)
     return encoded

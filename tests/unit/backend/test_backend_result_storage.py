@@ -16,7 +16,7 @@ import pytest
 
 from acp_backend.eventlog import EventLog
 from acp_backend.registry import Registry
-from acp_backend.store import DATABASE_NAME, MIGRATIONS, Store, result_body
+from acp_backend.store import DATABASE_NAME, MIGRATIONS, STREAMED_BODIES, Store, result_body
 from acp_client.events import PlanApplied, ValidationResultEvent
 from acp_client.models import Finding, Location, ValidationMode, ValidationResult
 from tests.support import factories
@@ -238,3 +238,16 @@ def test_a_stored_body_is_the_result_s_json_without_defaults_written_in_parts() 
         whole = result.model_dump_json(exclude_defaults=True)
         assert json.loads(result_body(result)) == json.loads(whole)
         assert len(result_body(result)) == len(whole)
+
+
+def test_a_store_keeps_the_json_of_its_last_results_only_once_a_stream_asks(
+    store: Store, events: EventLog, resource_id: str
+) -> None:
+    before = run(store, events, resource_id)
+    body_of = store.stream_bodies()  # what ``acp-backend serve`` asks at its start
+    assert body_of(before) is None  # stored before: nothing was kept for it
+    results = [run(store, events, resource_id) for _ in range(STREAMED_BODIES + 1)]
+    assert body_of(results[0]) is None  # pushed out by the newer ones
+    for result in results[1:]:
+        assert body_of(result) == result_body(result)
+    assert body_of(results[-1].model_copy()) is None  # that very object, not an equal one
