@@ -71,6 +71,15 @@ async def register(client: AcpClient, path: Path) -> str:
     return (await client.resource_register(made(path))).id
 
 
+def many_findings_project(tmp_path: Path) -> Path:
+    """A project whose one validation reports ``FINDINGS`` findings about a.py."""
+    root = tmp_path / "p"
+    root.mkdir()
+    (root / "acp.toml").write_text(TOML, encoding="utf-8")
+    (root / "a.py").write_text("x = 1\n" * 9, encoding="utf-8")
+    return root
+
+
 def made(path: Path) -> str:
     path.mkdir(parents=True, exist_ok=True)
     return str(path)
@@ -138,11 +147,8 @@ async def test_a_result_event_carries_the_json_the_store_wrote(
         "result_body",
         lambda result: write(result).replace('"validation":"many"', '"validation":"stored"', 1),
     )
-    (tmp_path / "p").mkdir()
-    (tmp_path / "p" / "acp.toml").write_text(TOML, encoding="utf-8")
-    (tmp_path / "p" / "a.py").write_text("x = 1\n" * 9, encoding="utf-8")
     async with AcpClient(HttpTransport(live_server.url, token=live_server.token)) as client:
-        resource = await register(client, tmp_path / "p")
+        resource = await register(client, many_findings_project(tmp_path))
         head = await client.last_event_id() or 0
         reader = HttpTransport(live_server.url, token=live_server.token)
         received: list[Event] = []
@@ -163,11 +169,8 @@ async def test_a_reader_that_stops_reading_holds_back_no_other_and_then_gets_eve
     live_server: LiveServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setattr(event_stream, "RING_BYTES", 1 << 20)  # about one result event
-    (tmp_path / "p").mkdir()
-    (tmp_path / "p" / "acp.toml").write_text(TOML, encoding="utf-8")
-    (tmp_path / "p" / "a.py").write_text("x = 1\n" * 9, encoding="utf-8")
     async with AcpClient(HttpTransport(live_server.url, token=live_server.token)) as client:
-        resource = await register(client, tmp_path / "p")
+        resource = await register(client, many_findings_project(tmp_path))
         head = await client.last_event_id() or 0
         stalled = StalledReader(live_server, head)
         encoded = counting_encodings(monkeypatch)
