@@ -431,7 +431,7 @@ class Store:
         """From now on keep the JSON of the last few results stored
         (``STREAMED_BODIES``), and return its look-up by the very result
         object: an event stream sends a whole result as written here rather
-        than write its findings to JSON again (~30 ms on the server's loop
+        than write its findings to JSON again (~10 ms on the server's loop
         per 10,000). Off unless asked: in local mode nothing would read
         them, and a body is as big as its result."""
         streamed = self._streamed = deque(maxlen=STREAMED_BODIES)
