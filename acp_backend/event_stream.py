@@ -470,8 +470,9 @@ def _params_json(event: Event, stored_json: StoredJson) -> str:
     if isinstance(event, ValidationResultEvent):
         body = stored_json(event.result)
         if body is not None:
+            # Never "{}": an event's id and time have no default.
             rest = event.model_dump_json(exclude_defaults=True, exclude={"result"})
-            return f'{rest[:-1]}{"," if rest != "{}" else ""}"result":{body}}}'
+            return f'{rest[:-1]},"result":{body}}}'
     return event.model_dump_json(exclude_defaults=True)  # optional fields: schema
 
 
