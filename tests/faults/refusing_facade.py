@@ -5,7 +5,8 @@ as a real deployment would: a backend of another protocol version, a token
 it rejects, a multi-tenant server that places a client's own folders but
 will not list everyone's. Every call is written down (``recorded_calls``),
 so a test counts what really crossed, ``acp.initialize`` above all.
-A file ``accept`` in the data dir ends the refusal (the user fixed it).
+A file ``accept`` in the data dir ends the refusal (the user fixed it) from
+the next call on: a call already written down is answered as it was decided.
 """
 
 from __future__ import annotations
@@ -34,8 +35,11 @@ class RefusingFacade(RecordingFacade):
         raise NotImplementedError
 
     async def dispatch(self, method: str, params: Mapping[str, Any] | None) -> Any:
+        # Decided before the call is written down: a test that sees the call
+        # and then accepts must not turn that very call into a success.
+        refused = method == self.method and not (self.record.parent / ACCEPT_FILE).exists()
         answer = await super().dispatch(method, params)  # recorded, and really answered
-        if method == self.method and not (self.record.parent / ACCEPT_FILE).exists():
+        if refused:
             raise self.refusal()
         return answer
 
