@@ -1,12 +1,12 @@
 """Local mode's head start: what an in-process backend's first results would
-wait for, started before a command line loads anything heavy (ADR 0031).
+wait for, started before a command line runs anything (ADR 0031, 0038).
 
-The reference backend reads validators' output in a parse server, an
-interpreter of its own that takes ~0.2 s to come up. ``acp-lsp check``
-spends about as long loading the ACP client and the backend, so started
-first, the parse server is up when the tools' output arrives instead of
-~0.1 s after. Standard library only, like the module it starts the server
-from: this costs a few milliseconds where it is not needed.
+The reference backend reads validators' output in a parse server, which
+forks a child per parse. ``acp-lsp check`` starts it before it connects:
+forked from the check itself once the parsers are loaded (they are the
+backend's own code, loaded anyway), it is up before the first tool starts
+and costs no interpreter of its own. Standard library only: which entry
+point starts it is named by string, as the default facade is.
 """
 
 from __future__ import annotations
@@ -25,8 +25,8 @@ DEFAULT_FACADE = "acp_backend.facade:create_facade"
 BACKEND_FILE = "backend.json"
 """Where a backend serving a data dir says how to reach it (``discovery``)."""
 
-PARSE_SERVER = "acp_backend.validation.fork_server:warm_up"
-"""Starts the default backend's parse server, off the caller's thread."""
+PARSE_SERVER = "acp_backend.validation.fork_server:fork_here"
+"""Starts the default backend's parse server, forked from the caller."""
 
 
 def head_start(target: str, data_dir: Path | None, facade: str | None) -> bool:

@@ -62,11 +62,12 @@ def setup_logging(level: str, log_file: Path | None) -> None:
 
 def check(argv: Sequence[str]) -> int:
     """``acp-lsp check``: the arguments parsed and, for a run in local mode,
-    the backend's parse server started (ADR 0031) before the check loads."""
+    the backend's parse server started (ADR 0031, 0038) as the check loads,
+    with the collector paused for both."""
     args = check_parser().parse_args(argv)
-    if not args.no_run:
-        head_start(args.acp, args.data_dir, args.facade)
     with heap.loading():
+        if not args.no_run:
+            head_start(args.acp, args.data_dir, args.facade)
         from lsp_server.cli_check import main as check_main
     return check_main(argv)
 

@@ -147,7 +147,7 @@ def _keyed_by_finding_paths(
     return {paths.get(path, path): digest for path, digest in hashes.items()}
 
 
-def serve() -> None:
+def serve(listener: socket.socket | None = None) -> None:
     """The fork server's main loop: one forked child per connection received,
     and what each child read taken in (``file_facts``) for the next ones, a
     slice at a time between looks for fork requests. A fork asked for waits
@@ -160,7 +160,11 @@ def serve() -> None:
 
     del validator
     signal.signal(signal.SIGCHLD, signal.SIG_IGN)  # children reap themselves
-    listener = socket.socket(fileno=int(os.environ.pop(SERVER_FD_ENV)))
+    # Its life is its backend's socket: a Ctrl-C meant for the command that
+    # started it (a terminal signals the whole group) would only print a trace.
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    if listener is None:  # a fresh interpreter: the socket was passed by number
+        listener = socket.socket(fileno=int(os.environ.pop(SERVER_FD_ENV)))
     facts = FileFacts()
     told_facts: collections.deque[Learned] = collections.deque()
     selector = selectors.DefaultSelector()

@@ -135,45 +135,79 @@ def test_a_check_loads_without_the_collector_walking_what_it_loads(tmp_path: Pat
     assert answer["during"] == []
 
 
-# ``acp-lsp check`` with the parse server's start recorded, not made: at the
-# moment ``head_start`` calls it, whether pydantic had been loaded yet.
+# ``acp-lsp check`` with each start of the parse server recorded (which
+# entry point, and how many threads the process ran then), and at its end
+# the command line of each process it started that is still running.
 HEAD_START_PROBE = """
-import contextlib, io, json, sys
+import contextlib, io, json, os, sys, threading
+from pathlib import Path
 from acp_backend.validation import fork_server
 calls = []
-fork_server.warm_up = lambda: calls.append("pydantic" in sys.modules)
+def recorded(name, start):
+    def call():
+        calls.append([name, threading.active_count()])
+        start()
+    return call
+fork_server.fork_here = recorded("fork_here", fork_server.fork_here)
+fork_server.warm_up = recorded("warm_up", fork_server.warm_up)
 from lsp_server.__main__ import main
 with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
     try:
         code = main(sys.argv[1:])
     except SystemExit as exit:
         code = exit.code
-print(json.dumps({"code": code, "calls": calls}))
+children = []
+for stat in Path("/proc").glob("[0-9]*/stat"):
+    with contextlib.suppress(OSError):
+        if int(stat.read_text().rsplit(")", 1)[1].split()[1]) == os.getpid():
+            children.append((stat.parent / "cmdline").read_bytes().decode().split("\\0"))
+print(json.dumps({"code": code, "calls": calls, "children": children, "own": sys.orig_argv}))
 """
 
 
-def head_starts(*argv: str) -> tuple[object, list[bool]]:
-    answer = probed(HEAD_START_PROBE, *argv)
-    return answer["code"], answer["calls"]
+def head_starts(*argv: str) -> dict[str, Any]:
+    return probed(HEAD_START_PROBE, *argv)
 
 
-def test_a_local_check_starts_the_parse_server_before_loading_pydantic(tmp_path: Path) -> None:
-    """Its interpreter comes up while the check loads (ADR 0031): started
-    with the backend, it was up ~0.1 s after the tools' output arrived."""
+def parse_servers(answer: dict[str, Any]) -> list[str]:
+    """The probed check's parse servers still running: forked from it, or
+    started as an interpreter of their own (its other children, such as the
+    runner's process-group watcher, are neither)."""
+    own = [part for part in answer["own"] if part]
+    kinds = []
+    for child in answer["children"]:
+        command = [part for part in child if part]
+        if command == own:
+            kinds.append("forked")
+        elif any("serve()" in part for part in command):
+            kinds.append("interpreter")
+    return kinds
+
+
+@pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="reads /proc")
+def test_a_local_check_forks_its_parse_server_before_it_connects(tmp_path: Path) -> None:
+    """Forked from the check once the parsers are loaded (ADR 0038): no
+    interpreter of its own to start and load them again, on the same cores
+    as the check's own loading and its tools."""
     project = todo_project(tmp_path / "project")
     data = tmp_path / "data"
-    code, calls = head_starts("check", "--data-dir", str(data), "--register", str(project))
-    assert code == 0
-    assert calls[:1] == [False]  # then the backend's own call, on first use, finds it started
+    answer = head_starts("check", "--data-dir", str(data), "--register", str(project))
+    assert answer["code"] == 0
+    assert answer["calls"][0] == ["fork_here", 1]  # while the check ran no other thread
+    assert {name for name, _ in answer["calls"][1:]} <= {"warm_up"}  # the backend's own
+    # One parse server, a fork of this very process (a fresh interpreter's
+    # command line would be ``-c ... serve()``), and it is the one used.
+    assert parse_servers(answer) == ["forked"]
     # Nothing to parse, or maybe not this process's backend: no head start.
-    code, calls = head_starts("check", "--data-dir", str(data), "--no-run", str(project))
-    assert (code, calls) == (0, [])
+    answer = head_starts("check", "--data-dir", str(data), "--no-run", str(project))
+    assert (answer["code"], answer["calls"], answer["children"]) == (0, [], [])
     (data / "backend.json").write_text("{}", encoding="utf-8")  # a server may serve it
-    code, calls = head_starts("check", "--data-dir", str(data), str(project))
-    assert code == 0
-    assert False not in calls  # only the in-process backend's, once it is clear there is one
-    code, calls = head_starts("check", "--acp", "http://127.0.0.1:9", str(project))
-    assert (code, calls) == (2, [])
+    answer = head_starts("check", "--data-dir", str(data), str(project))
+    assert answer["code"] == 0
+    assert ["fork_here", 1] not in answer["calls"]  # the backend's own, once it is clear
+    assert parse_servers(answer) == ["interpreter"]
+    answer = head_starts("check", "--acp", "http://127.0.0.1:9", str(project))
+    assert (answer["code"], answer["calls"]) == (2, [])
 
 
 # What the initialize answer must not wait for (ADR 0016): the features and

@@ -2,7 +2,17 @@
 
 from __future__ import annotations
 
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
 from acp_backend.validation.fork_server import ForkServer
+
+ROOT = Path(__file__).resolve().parents[3]
+PROBE = Path(__file__).with_name("parse_server_probe.py")
 
 
 def test_the_parse_server_ends_by_itself_when_its_backend_does() -> None:
@@ -31,3 +41,31 @@ def test_a_warmed_up_server_is_the_one_used() -> None:
         assert warmed.poll() is None
     finally:
         server._stop()
+
+
+def started_here(tmp_path: Path, *argv: str) -> dict[str, Any]:
+    done = subprocess.run(
+        [sys.executable, str(PROBE), str(tmp_path), *argv],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        cwd=ROOT,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+        check=True,
+    )
+    answer: dict[str, Any] = json.loads(done.stdout.splitlines()[-1])
+    return answer
+
+
+def test_a_command_line_forks_its_parse_server_from_itself(tmp_path: Path) -> None:
+    """``acp-lsp check`` (ADR 0038): no interpreter of its own to start; it
+    reads, shrugs off a Ctrl-C meant for the command, and ends with status 0
+    once the command's end closes."""
+    answer = started_here(tmp_path)
+    assert answer == {"forked": True, "found": [1, 1], "status": 0}
+
+
+def test_with_another_thread_running_it_starts_an_interpreter_instead(tmp_path: Path) -> None:
+    """A fork copies every lock another thread held at that moment."""
+    answer = started_here(tmp_path, "thread")
+    assert answer == {"forked": False, "found": [1, 1], "status": 0}
