@@ -22,7 +22,6 @@ import threading
 import time
 from collections.abc import Callable, Generator
 from datetime import UTC, datetime
-from importlib.metadata import version
 from pathlib import Path
 from typing import Any
 
@@ -52,6 +51,7 @@ from acp_client.head_start import BACKEND_FILE, DEFAULT_FACADE
 from acp_client.paths import default_data_dir
 from acp_client.transport import Facade
 from acp_client.transport.inprocess import load_facade
+from acp_client.version import __version__
 
 log = logging.getLogger(__name__)
 
@@ -426,7 +426,7 @@ def _serve_locked(
         pid=os.getpid(),
         data_dir=str(data_dir),
         started_at=datetime.now(UTC),
-        version=version("acp-lsp"),
+        version=__version__,
         scheme="https" if tls_cert else "http",
         host=connect_host(host),
         tls_cert=str(tls_cert.resolve()) if tls_cert else None,

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from importlib.metadata import PackageNotFoundError, version
-
 from acp_backend.routes import ROUTES
 from acp_backend.services import Services
 from acp_client.errors import VersionMismatch
@@ -14,15 +12,9 @@ from acp_client.operations import (
     InitializeResult,
     version_compatible,
 )
+from acp_client.version import __version__
 
 SERVER_NAME = "acp-backend"
-
-
-def backend_version() -> str:
-    try:
-        return version("acp-lsp")
-    except PackageNotFoundError:  # running from a source tree that is not installed
-        return "0+unknown"
 
 
 async def initialize(services: Services, params: InitializeParams) -> InitializeResult:
@@ -35,7 +27,7 @@ async def initialize(services: Services, params: InitializeParams) -> Initialize
     return InitializeResult(
         protocol_version=PROTOCOL_VERSION,
         server_name=SERVER_NAME,
-        server_version=backend_version(),
+        server_version=__version__,
         operations=tuple(sorted(ROUTES)),
         events=tuple(sorted(EVENT_TYPES)),
         last_event_id=services.events.last_id() or None,

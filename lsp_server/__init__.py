@@ -1,3 +1,3 @@
 """acp-lsp: a language server that presents an ACP backend to any editor."""
 
-__version__ = "0.1.0"
+from acp_client.version import __version__ as __version__

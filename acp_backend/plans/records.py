@@ -12,11 +12,14 @@ import os
 from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
+from typing import TYPE_CHECKING
 
-from acp_backend.plans.text import LineRange
 from acp_backend.store import Store
 from acp_client.errors import InvalidState, NotFound
 from acp_client.models import WORKING_PLAN_STATES, FileChange, Plan, PlanState
+
+if TYPE_CHECKING:  # a backend that only starts up (and reads) never loads the diffing
+    from acp_backend.plans.text import LineRange
 
 
 class PlanRecords:

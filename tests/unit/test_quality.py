@@ -151,3 +151,18 @@ def test_the_tier_checker_sees_imports_inside_functions_and_bare_names(tmp_path:
         "def f():\n    from tests.e2e.editing import Buffers\n    import refusing_facade\n"
     )
     assert imported_test_modules(module) == {"tests.e2e.editing", "tests.faults.refusing_facade"}
+
+
+def test_the_version_is_written_in_one_place() -> None:
+    """``acp_client/version.py``: the package's metadata is built from it,
+    and the language server and the backend report it (a second copy in
+    pyproject.toml could drift from the one the code reported)."""
+    from importlib.metadata import version
+
+    from acp_client.version import __version__
+    from lsp_server import __version__ as server_version
+
+    pyproject = (ROOT / "pyproject.toml").read_text(encoding="utf-8")
+    assert 'dynamic = ["version"]' in pyproject
+    assert 'path = "acp_client/version.py"' in pyproject
+    assert version("acp-lsp") == server_version == __version__

@@ -29,6 +29,7 @@ from acp_client.operations import (
     PlanListParams,
     ResourceListResult,
 )
+from acp_client.version import __version__
 
 
 async def error_of(facade: BackendFacade, method: str, params: Any) -> dict[str, Any]:
@@ -45,6 +46,7 @@ async def test_initialize_negotiates_and_lists_what_is_implemented(facade: Backe
     assert {"acp.initialize", "resource.list", "resource.resolve"} <= set(result.operations)
     assert set(result.operations) == set(ROUTES) == set(OPERATIONS)
     assert "resource.changed" in result.events and "stream.reset" in result.events
+    assert (result.server_name, result.server_version) == ("acp-backend", __version__)
 
 
 async def test_an_incompatible_major_version_is_a_version_mismatch(

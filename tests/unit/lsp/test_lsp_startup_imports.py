@@ -89,7 +89,8 @@ def test_reading_stored_results_loads_no_validator_plan_or_inspection_code(
     0032): ``check --no-run`` runs nothing, so the code that runs validators,
     moves plans and inspects code stays out (~40 ms of its ~250). A check
     that runs loads the validators' code, and so does a start with plans to
-    settle."""
+    settle. Nor does it diff text, or read the installed package's metadata
+    for its version (``acp_client.version``)."""
     project = todo_project(tmp_path / "project")
     data = str(tmp_path / "data")
     running = {"acp_backend.validation.runs", "acp_backend.validation.config"}
@@ -98,6 +99,8 @@ def test_reading_stored_results_loads_no_validator_plan_or_inspection_code(
         "acp_backend.plans.lifecycle",
         "acp_backend.plans.applying",
         "acp_backend.inspect.service",
+        "acp_backend.plans.text",
+        "email.parser",
     }
     code, modules = run("check", "--data-dir", data, "--register", str(project))
     assert code == 0 and running <= modules
