@@ -82,7 +82,12 @@ class ForkServer:
             if self._socket is not None:
                 return
             ours, theirs = socket.socketpair()
-            pid = os.fork()
+            try:
+                pid = os.fork()
+            except OSError:  # no process to spare now: the first parse tries, and says why
+                ours.close()
+                theirs.close()
+                return
             if pid == 0:
                 try:
                     ours.close()
@@ -168,8 +173,8 @@ class Forked:
     def _reaped(self, options: int) -> None:
         try:
             pid, status = os.waitpid(self.pid, options)
-        except ChildProcessError:  # reaped by someone else: it has ended
-            self.returncode = -signal.SIGKILL
+        except ChildProcessError:  # reaped elsewhere: ended, status unknown (0, as Popen says)
+            self.returncode = 0
             return
         if pid:
             self.returncode = os.waitstatus_to_exitcode(status)

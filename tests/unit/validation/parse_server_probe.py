@@ -1,7 +1,8 @@
 """A command line's start of its parse server, run as a process of its own
 (forking pytest's would copy its threads' locks): ``python
-parse_server_probe.py ROOT [thread]``. With ``thread``, another thread runs
-meanwhile. The probe starts the server as ``acp-lsp check`` does, has it
+parse_server_probe.py ROOT [thread|no-fork]``. With ``thread``, another
+thread runs meanwhile; with ``no-fork``, the system has no process to spare
+when the command starts its server. The probe starts the server as ``acp-lsp check`` does, has it
 read an output with a pattern of the user's, interrupts it as a terminal's
 Ctrl-C would, has it read again, then closes its end and waits for the
 server to end. Prints what it saw, as JSON."""
@@ -23,6 +24,10 @@ from tests.unit.validation.validation_helpers import declared
 USER_PATTERN = r'pattern = "^(?P<path>[^:]+):(?P<line>\\d+): (?P<message>.*)$"'
 
 
+def refused() -> int:
+    raise BlockingIOError(11, "Resource temporarily unavailable")
+
+
 async def read(root: Path) -> int:
     config = declared(f'format = "pattern"\n{USER_PATTERN}\n')
     output = ProcessOutcome(Ending.EXITED, status=1, stdout="a.py:1: TODO\n")
@@ -35,7 +40,12 @@ def main() -> None:
     (root / "a.py").write_text("x = 1\n", encoding="utf-8")
     if sys.argv[2:] == ["thread"]:
         threading.Thread(target=threading.Event().wait, daemon=True).start()
-    fork_server.fork_here()
+    if sys.argv[2:] == ["no-fork"]:
+        fork, os.fork = os.fork, refused
+        fork_server.fork_here()
+        os.fork = fork
+    else:
+        fork_server.fork_here()
     fork_server.SERVER.connect().close()  # a warm-up's start, from a thread, waited for
     server, end = fork_server.SERVER._process, fork_server.SERVER._socket
     assert server is not None and end is not None

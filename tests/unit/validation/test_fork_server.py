@@ -69,3 +69,10 @@ def test_with_another_thread_running_it_starts_an_interpreter_instead(tmp_path: 
     """A fork copies every lock another thread held at that moment."""
     answer = started_here(tmp_path, "thread")
     assert answer == {"forked": False, "found": [1, 1], "status": 0}
+
+
+def test_a_fork_refused_leaves_the_start_to_the_first_parse(tmp_path: Path) -> None:
+    """No process to spare when the command starts: no error there; the
+    first parse starts the server (and would say why, were that refused too)."""
+    answer = started_here(tmp_path, "no-fork")
+    assert answer == {"forked": False, "found": [1, 1], "status": 0}
