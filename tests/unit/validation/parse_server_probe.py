@@ -2,10 +2,11 @@
 (forking pytest's would copy its threads' locks): ``python
 parse_server_probe.py ROOT [thread|no-fork]``. With ``thread``, another
 thread runs meanwhile; with ``no-fork``, the system has no process to spare
-when the command starts its server. The probe starts the server as ``acp-lsp check`` does, has it
-read an output with a pattern of the user's, interrupts it as a terminal's
-Ctrl-C would, has it read again, then closes its end and waits for the
-server to end. Prints what it saw, as JSON."""
+when the command starts its server. The probe starts the server as ``acp-lsp
+check`` does, has it read an output with a pattern of the user's,
+interrupts it as a terminal's Ctrl-C would, has it read again, then closes
+its end and waits for the server to end. Prints what it saw, as JSON.
+Reads ``/proc`` (Linux)."""
 
 from __future__ import annotations
 
@@ -40,12 +41,11 @@ def main() -> None:
     (root / "a.py").write_text("x = 1\n", encoding="utf-8")
     if sys.argv[2:] == ["thread"]:
         threading.Thread(target=threading.Event().wait, daemon=True).start()
+    fork = os.fork
     if sys.argv[2:] == ["no-fork"]:
-        fork, os.fork = os.fork, refused
-        fork_server.fork_here()
-        os.fork = fork
-    else:
-        fork_server.fork_here()
+        os.fork = refused
+    fork_server.fork_here()
+    os.fork = fork
     fork_server.SERVER.connect().close()  # a warm-up's start, from a thread, waited for
     server, end = fork_server.SERVER._process, fork_server.SERVER._socket
     assert server is not None and end is not None

@@ -9,10 +9,13 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from acp_backend.validation.fork_server import ForkServer
 
 ROOT = Path(__file__).resolve().parents[3]
 PROBE = Path(__file__).with_name("parse_server_probe.py")
+ON_PROC = pytest.mark.skipif(not Path("/proc/self/cmdline").exists(), reason="reads /proc")
 
 
 def test_the_parse_server_ends_by_itself_when_its_backend_does() -> None:
@@ -57,6 +60,7 @@ def started_here(tmp_path: Path, *argv: str) -> dict[str, Any]:
     return answer
 
 
+@ON_PROC
 def test_a_command_line_forks_its_parse_server_from_itself(tmp_path: Path) -> None:
     """``acp-lsp check`` (ADR 0038): no interpreter of its own to start; it
     reads, shrugs off a Ctrl-C meant for the command, and ends with status 0
@@ -65,12 +69,14 @@ def test_a_command_line_forks_its_parse_server_from_itself(tmp_path: Path) -> No
     assert answer == {"forked": True, "found": [1, 1], "status": 0}
 
 
+@ON_PROC
 def test_with_another_thread_running_it_starts_an_interpreter_instead(tmp_path: Path) -> None:
     """A fork copies every lock another thread held at that moment."""
     answer = started_here(tmp_path, "thread")
     assert answer == {"forked": False, "found": [1, 1], "status": 0}
 
 
+@ON_PROC
 def test_a_fork_refused_leaves_the_start_to_the_first_parse(tmp_path: Path) -> None:
     """No process to spare when the command starts: no error there; the
     first parse starts the server (and would say why, were that refused too)."""
