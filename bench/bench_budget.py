@@ -127,10 +127,7 @@ def _lines(trace: Path) -> list[tuple[str, str]]:
 CONTRACT = "import acp_client.client"
 LAYERS: tuple[tuple[str, str], ...] = (
     ("the interpreter", "pass"),
-    (
-        "asyncio, pydantic and one model",
-        "import asyncio\nfrom pydantic import BaseModel\nclass M(BaseModel):\n    x: int\nM(x=1)",
-    ),
+    ("asyncio, pydantic and one model", run.STACK),
     ("the ACP contract and client", CONTRACT),
     (
         "the in-process backend on the data dir",
