@@ -1,9 +1,9 @@
 """The backend's end of the parse server (``isolation``): started once per
 process, on first use or as early as a caller knows it will be needed.
 
-Two ways to start it. A long-lived backend (the language server's, ``acp-
-backend serve``) runs it in a fresh interpreter: by then the backend has
-threads, and a fork copies none of them but every lock they held. A command
+Two ways to start it. A long-lived backend (the language server's,
+``acp-backend serve``) runs it in a fresh interpreter: by then the backend
+has threads, and a fork copies none of them but every lock they held. A command
 line that is about to run validations (``acp-lsp check``) forks it from
 itself instead, while it is still single-threaded and right after loading
 the parsers, which its own backend needs anyway: no second interpreter to
