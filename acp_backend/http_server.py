@@ -238,6 +238,9 @@ class AcpServer(uvicorn.Server):
     """uvicorn, made to end the event streams first on shutdown (else it would
     wait on them forever) and to close the facade afterwards.
 
+    ``on_started`` runs once the server accepts requests, with its signal
+    handlers in place: the place to publish ``backend.json``, so that a
+    SIGTERM can never end the process between publishing and handling it.
     ``on_shutdown`` runs before uvicorn re-raises a captured SIGTERM, which
     ends the process at once: the place to withdraw ``backend.json``.
     """
@@ -246,6 +249,7 @@ class AcpServer(uvicorn.Server):
         self,
         app: Starlette,
         facade: Facade,
+        on_started: Callable[[], None] = lambda: None,
         on_shutdown: Callable[[], None] = lambda: None,
         *,
         header_timeout: float = HEADER_TIMEOUT,
@@ -270,6 +274,7 @@ class AcpServer(uvicorn.Server):
         super().__init__(config)
         self._closing: asyncio.Event = app.state.closing
         self._facade: Facade | None = facade
+        self._on_started = on_started
         self._on_shutdown = on_shutdown
 
     @contextlib.contextmanager
@@ -286,6 +291,11 @@ class AcpServer(uvicorn.Server):
                 yield
             finally:  # restored first, so uvicorn re-raises it with its usual effect
                 signal.signal(hangup, previous)
+
+    async def startup(self, sockets: list[socket.socket] | None = None) -> None:
+        await super().startup(sockets)
+        if self.started:
+            self._on_started()
 
     async def shutdown(self, sockets: list[socket.socket] | None = None) -> None:
         self._closing.set()
@@ -431,16 +441,21 @@ def _serve_locked(
         host=connect_host(host),
         tls_cert=str(tls_cert.resolve()) if tls_cert else None,
     )
-    backend_file = write_backend_file(data_dir, info)
+    backend_file = data_dir / BACKEND_FILE
+
+    def publish() -> None:
+        write_backend_file(data_dir, info)
+        log.info("ACP backend on %s (token in %s)", info.url, backend_file)
+
     server = AcpServer(
         app,
         backend,
-        lambda: remove_backend_file(backend_file, token),
+        on_started=publish,
+        on_shutdown=lambda: remove_backend_file(backend_file, token),
         ssl_certfile=tls_cert,
         ssl_keyfile=tls_key,
         access_log=log.isEnabledFor(logging.DEBUG),  # one line per request: --verbose only
     )
-    log.info("ACP backend on %s (token in %s)", info.url, backend_file)
     heap.settle()
     threads.quick_handoffs()
     try:

@@ -16,7 +16,8 @@ from pathlib import Path
 import httpx
 import pytest
 
-from acp_backend.http_server import UnsafeBind, check_bind
+from acp_backend.facade import create_facade
+from acp_backend.http_server import AcpServer, UnsafeBind, check_bind, create_app, listen
 from acp_client.connect import connect
 from acp_client.discovery import read_backend_file
 from acp_client.events import ResourceChanged
@@ -44,7 +45,7 @@ class Served:
         while not path.exists():
             assert self.process.poll() is None, self.log.read_text()
             assert time.monotonic() < deadline, "backend.json never appeared"
-            time.sleep(0.05)
+            time.sleep(0.002)  # a stop sent right as it appears finds any gap
         return path
 
     def stop(self, signum: int) -> int:
@@ -122,15 +123,35 @@ async def test_serve_publishes_a_private_backend_file_and_withdraws_it(
 
 
 def test_a_new_start_gets_a_new_token(tmp_path: Path) -> None:
+    """Stopped the moment its file appears, each server still withdraws it
+    (a file left behind would hand the next start the old token)."""
     tokens = []
     for run in range(2):
         server = Served(tmp_path / "data", tmp_path / f"serve{run}.log")
-        server.wait_for_file()
+        path = server.wait_for_file()
         info = read_backend_file(server.data_dir)
         assert info is not None
         tokens.append(info.token)
         server.stop(signal.SIGTERM)
+        assert not path.exists(), server.log.read_text(errors="replace")
     assert tokens[0] != tokens[1]
+
+
+def test_backend_json_is_published_only_once_signals_are_handled(tmp_path: Path) -> None:
+    """Published earlier, a SIGTERM in between would end the process with
+    the file still there, naming a dead server and its token."""
+    facade = create_facade(tmp_path / "data")
+    sock = listen("127.0.0.1", 0)
+    handlers: list[object] = []
+
+    def on_started() -> None:
+        handlers.extend(signal.getsignal(signum) for signum in (signal.SIGTERM, signal.SIGINT))
+        server.should_exit = True
+
+    server = AcpServer(create_app(facade, "token"), facade, on_started=on_started)
+    asyncio.run(server.serve_and_close(sock))
+    sock.close()
+    assert handlers == [server.handle_exit, server.handle_exit]
 
 
 def test_a_second_server_on_a_served_data_dir_is_refused(served: Served, tmp_path: Path) -> None:
